@@ -119,7 +119,7 @@ def _check(kind: str, v: Any, src: str, line: int, name: str) -> Any:
                 raise bad(f"must be one of {RESPS}, not {v!r}")
         case "opname":
             # An opcode name, or a raw opcode number (to test undefined ones).
-            if not (v in Op.__members__ or _is_int(v) and v <= 0xFF):
+            if not (v in Op.__members__ or (_is_int(v) and v <= 0xFF)):
                 raise bad(f"must be a command name or an opcode 0..255, not {v!r}")
         case "racekind":
             if v not in RACE_KINDS:
@@ -172,7 +172,9 @@ def _check(kind: str, v: Any, src: str, line: int, name: str) -> Any:
 
 def _check_expect(v: Any, src: str, line: int, name: str) -> dict[str, Any]:
     if not isinstance(v, dict) or "code" not in v or set(v) - _EXPECT_FIELDS:
-        raise _fail(src, line, name, f"must be an object with 'code' and optionally {sorted(_EXPECT_FIELDS - {'code'})}")
+        raise _fail(
+            src, line, name, f"must be an object with 'code' and optionally {sorted(_EXPECT_FIELDS - {'code'})}"
+        )
     out = dict(v)
     if v["code"] not in Status.__members__:
         raise _fail(src, line, f"{name}.code", f"unknown status {v['code']!r}")
@@ -184,8 +186,9 @@ def _check_expect(v: Any, src: str, line: int, name: str) -> dict[str, Any]:
     return out
 
 
-def _check_fields(obj: dict[str, Any], schema: dict[str, tuple[str, bool]], src: str, line: int,
-                  prefix: str = "") -> dict[str, Any]:
+def _check_fields(
+    obj: dict[str, Any], schema: dict[str, tuple[str, bool]], src: str, line: int, prefix: str = ""
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key in obj:
         if key not in schema:

@@ -31,7 +31,7 @@ SEED = 20261121
 # Error classes the corpus does not contain, with the reason (docs/vectors.md).
 NOT_IN_CORPUS = {
     "err:CMD_OVERRUN": "needs a command to be busy at a register write: timing of the implementation "
-                       "(QEMU completes commands synchronously); covered by model and RTL tests",
+    "(QEMU completes commands synchronously); covered by model and RTL tests",
 }
 _ST = regs.REGISTERS["CMD_STATUS"]
 _ERR = regs.REGISTERS["ERR_STATUS"]
@@ -115,8 +115,17 @@ class Recorder:
             "result1": r["CMD_RESULT1_LO"] | r["CMD_RESULT1_HI"] << 32,
         }
 
-    def cmd(self, name: str | int, *args: int, clear: bool = False, decay: bool = False, rsvd: int = 0,
-            window: int = 0, label: str | None = None, exact: bool = True) -> dict[str, Any]:
+    def cmd(
+        self,
+        name: str | int,
+        *args: int,
+        clear: bool = False,
+        decay: bool = False,
+        rsvd: int = 0,
+        window: int = 0,
+        label: str | None = None,
+        exact: bool = True,
+    ) -> dict[str, Any]:
         """Run a command; window = number of RESULT bytes to check on success.
         exact=False records only the status (results that depend on how an
         earlier race was interleaved)."""
@@ -130,7 +139,7 @@ class Recorder:
         if rsvd:
             spec["rsvd"] = rsvd
         op: dict[str, Any] = {"op": "cmd", **spec}
-        exp = self._do(op, lambda: self._run_cmd(spec))
+        exp: dict[str, Any] = self._do(op, lambda: self._run_cmd(spec))
         if exp["code"] == "OK" and window:
             exp["window"] = bytes(self.dev.result[:window]).hex()
         op["expect"] = exp if exact else {"code": exp["code"]}
@@ -147,11 +156,23 @@ class Recorder:
         self._do(op, lambda: self.dev.events.queue.clear())
         return evs
 
-    def race(self, kind: str, spec: dict[str, Any], writes: list[tuple[int, bytes]], label: str,
-             outcomes: list[dict[str, Any]]) -> None:
+    def race(
+        self,
+        kind: str,
+        spec: dict[str, Any],
+        writes: list[tuple[int, bytes]],
+        label: str,
+        outcomes: list[dict[str, Any]],
+    ) -> None:
         assert kind in RACE_KINDS
-        op = {"op": "race", "kind": kind, "cmd": spec, "as": label,
-              "writes": [{"addr": a, "data": d.hex()} for a, d in writes], "expect_one_of": outcomes}
+        op = {
+            "op": "race",
+            "kind": kind,
+            "cmd": spec,
+            "as": label,
+            "writes": [{"addr": a, "data": d.hex()} for a, d in writes],
+            "expect_one_of": outcomes,
+        }
         # The recorded run uses schedule 0; replays try others.
         import asyncio
 
@@ -160,8 +181,16 @@ class Recorder:
         self.covers.add(f"cmd:{spec['name']}")
 
     def check_union(self, labels: list[str], start: int, count: int, pages: list[int]) -> None:
-        self.ops.append({"op": "check", "kind": "harvest_union", "of": labels, "start": start,
-                         "count": count, "pages": sorted(pages)})
+        self.ops.append(
+            {
+                "op": "check",
+                "kind": "harvest_union",
+                "of": labels,
+                "start": start,
+                "count": count,
+                "pages": sorted(pages),
+            }
+        )
 
     def lines(self) -> list[str]:
         head = {"case": self.name, "config": CONFIG, "covers": sorted(self.covers)}
@@ -567,8 +596,13 @@ def case_random(rng: random.Random, n: int) -> Recorder:
             a0 = rng.choice([0, 64, page, rng.randrange(cfg.slots + 1), rng.randrange(cfg.chunks + 1)])
             a1 = rng.choice([64, 128, cfg.pages, rng.randrange(4), rng.randrange(1 << 20)])
             a2 = rng.randrange(16)
-            win = {"HARVEST_DIRTY": a1 // 8, "HARVEST_ACCESSED": a1 // 8, "HARVEST_HOTNESS": a1,
-                   "SLOT_QUERY": 512, "CHUNK_LIST": 2}.get(name, 0)
+            win = {
+                "HARVEST_DIRTY": a1 // 8,
+                "HARVEST_ACCESSED": a1 // 8,
+                "HARVEST_HOTNESS": a1,
+                "SLOT_QUERY": 512,
+                "CHUNK_LIST": 2,
+            }.get(name, 0)
             r.cmd(name, a0, a1, a2, clear=rng.random() < 0.5 and name.startswith("HARVEST"), window=win)
         else:
             r.settle()
@@ -634,9 +668,11 @@ def main(argv: list[str] | None = None) -> int:
             if old.stem not in texts:
                 old.unlink()
         ncases = sum(len(r) for r in files.values())
-        print(f"vectors: {ncases} cases in {len(files)} files under {args.out}; "
-              f"coverage {len(covered)} items, all {len(required_coverage())} required "
-              f"(not in corpus: {', '.join(NOT_IN_CORPUS)})")
+        print(
+            f"vectors: {ncases} cases in {len(files)} files under {args.out}; "
+            f"coverage {len(covered)} items, all {len(required_coverage())} required "
+            f"(not in corpus: {', '.join(NOT_IN_CORPUS)})"
+        )
     return 1 if stale else 0
 
 

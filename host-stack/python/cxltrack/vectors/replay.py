@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from cxltrack import regs
 from cxltrack.config import DeviceConfig
-from cxltrack.model.device import Device
+from cxltrack.model.device import Device, WriteToken
 from cxltrack.regs import Event, Op, Status
 
 from .format import Case, VOp
@@ -46,8 +46,9 @@ class Target(Protocol):
 
     async def tick(self, n: int) -> None: ...
 
-    async def race(self, reg_writes: Sequence[tuple[int, int]], mem_writes: Sequence[tuple[int, bytes]],
-                   schedule: int) -> None:
+    async def race(
+        self, reg_writes: Sequence[tuple[int, int]], mem_writes: Sequence[tuple[int, bytes]], schedule: int
+    ) -> None:
         """Perform reg_writes (which launch a command) and mem_writes
         concurrently; return when every memory write has completed. schedule
         selects one interleaving where the target can choose."""
@@ -115,8 +116,10 @@ class Replayer:
         if "expect" in vop.f:
             self._expect(vop, "expect", vop.f["expect"], got)
         elif got not in vop.f["expect_one_of"]:
-            raise Mismatch(f"{self._where(vop, 'expect_one_of')}: got {got:#x}, not one of "
-                           f"{[hex(v) for v in vop.f['expect_one_of']]}")
+            raise Mismatch(
+                f"{self._where(vop, 'expect_one_of')}: got {got:#x}, not one of "
+                f"{[hex(v) for v in vop.f['expect_one_of']]}"
+            )
 
     async def _op_mem_write(self, vop: VOp) -> None:
         resp = await self.t.mem_write(vop.f["addr"], vop.f["data"])
@@ -162,11 +165,12 @@ class Replayer:
             window = await self._read_window(len(exp["window"]))
         elif "as" in vop.f and vop.f["name"] in ("HARVEST_DIRTY", "HARVEST_ACCESSED") and got["code"] == 0:
             window = await self._read_window(vop.f["args"][1] // 8)
-        if "window" in exp:
-            if window != exp["window"]:
-                diff = next(i for i in range(len(window)) if window[i] != exp["window"][i])
-                raise Mismatch(f"{self._where(vop, 'expect.window')}: byte {diff}: expected "
-                               f"{exp['window'][diff]:#04x}, got {window[diff]:#04x}")
+        if "window" in exp and window != exp["window"]:
+            diff = next(i for i in range(len(window)) if window[i] != exp["window"][i])
+            raise Mismatch(
+                f"{self._where(vop, 'expect.window')}: byte {diff}: expected "
+                f"{exp['window'][diff]:#04x}, got {window[diff]:#04x}"
+            )
         if "as" in vop.f:
             self.labels[vop.f["as"]] = (got, window)
 
@@ -183,12 +187,13 @@ class Replayer:
             if last_seq is not None and not 0 < (seq - last_seq) & 0xFFFFFFFF < 1 << 31:
                 raise Mismatch(f"{self._where(vop, 'expect')}: event SEQ {seq} does not follow {last_seq}")
             last_seq = seq
-            got.append({"type": Event(_H0.field("TYPE").get(w0)).name, "index": _H0.field("INDEX").get(w0),
-                        "arg": arg})
+            got.append({"type": Event(_H0.field("TYPE").get(w0)).name, "index": _H0.field("INDEX").get(w0), "arg": arg})
         want = list(vop.f["expect"])
         if not vop.f["ordered"]:
+
             def key(e: dict[str, Any]) -> tuple[str, int, int]:
                 return (e["type"], e["index"], e["arg"])
+
             want.sort(key=key)
             got.sort(key=key)
         self._expect(vop, "expect", want, got)
@@ -200,8 +205,7 @@ class Replayer:
         got = await self._wait_done(vop)
         ok = False
         for exp in vop.f["expect_one_of"]:
-            if Status[exp["code"]] == got["code"] and all(exp[k] == got[k] for k in ("result0", "result1")
-                                                          if k in exp):
+            if Status[exp["code"]] == got["code"] and all(exp[k] == got[k] for k in ("result0", "result1") if k in exp):
                 ok = True
         if not ok:
             raise Mismatch(f"{self._where(vop, 'expect_one_of')}: got {got}")
@@ -260,14 +264,15 @@ class ModelTarget:
     async def tick(self, n: int) -> None:
         self.dev.tick(n)
 
-    async def race(self, reg_writes: Sequence[tuple[int, int]], mem_writes: Sequence[tuple[int, bytes]],
-                   schedule: int) -> None:
+    async def race(
+        self, reg_writes: Sequence[tuple[int, int]], mem_writes: Sequence[tuple[int, bytes]], schedule: int
+    ) -> None:
         dev = self.dev
         for off, val in reg_writes:
             dev.reg_write(off, val)
         rng = random.Random(schedule)
         todo = list(mem_writes)
-        begun: list[tuple[object, bytes]] = []
+        begun: list[tuple[WriteToken, bytes]] = []
 
         def advance(finish: bool) -> None:
             nonlocal todo
@@ -281,11 +286,11 @@ class ModelTarget:
                     keep.append((addr, data))
             todo = keep
             still = []
-            for tok, data in begun:
+            for tok2, data in begun:
                 if finish or schedule == 0 or (schedule > 1 and rng.random() < 0.5):
-                    dev.write_end(tok, data)  # type: ignore[arg-type]
+                    dev.write_end(tok2, data)
                 else:
-                    still.append((tok, data))
+                    still.append((tok2, data))
             begun[:] = still
 
         while dev.busy:
