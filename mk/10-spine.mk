@@ -2,7 +2,7 @@
 # The spine: register map generation, reference model, shared vectors, demo.
 PYSRC := $(TOP)/host-stack/python
 
-.PHONY: generate check-generated vectors test-model test-lint lint
+.PHONY: generate check-generated vectors test-model test-lint test-generated lint
 generate: ## regenerate C/Python/Scala/Markdown from regmap/cxltrack.rdl
 	@$(PY) regmap/regmap_gen.py
 
@@ -26,6 +26,8 @@ lint: ## ruff and mypy over the Python sources
 
 test-lint: lint
 
-TEST_SUITES += model lint
+test-generated: check-generated
+
+TEST_SUITES += generated model lint
 
 DEMO_CMD = $(PY) -m cxltrack.demo.model_scenario
