@@ -154,6 +154,29 @@ class TrackerVM:
         self._wr(self.window + dpa, int.from_bytes(data, "little"), len(data))
         return "decerr" if self.reg_read(regs.STAT_DECERR) != before else "okay"
 
+    # -- the type-3 device's CXL mailbox (function 0, BAR2) --------------------
+    def mailbox_base(self) -> int:
+        count = self.vm.readq(T3_DEVICE_BAR) >> 32 & 0xFFFF
+        for i in range(1, count + 1):
+            if self.vm.readl(T3_DEVICE_BAR + 0x10 * i) & 0xFFFF == 2:  # mailbox capability
+                return T3_DEVICE_BAR + self.vm.readl(T3_DEVICE_BAR + 0x10 * i + 4)
+        raise LookupError("no mailbox capability")
+
+    def mailbox(self, opcode: int, payload: bytes = b"") -> int:
+        """Run one mailbox command; returns its return code (1: background started)."""
+        mb = self.mailbox_base()
+        if payload:
+            self.vm.write(mb + 0x20, payload)
+        self.vm.writeq(mb + 0x08, opcode | len(payload) << 16)
+        self.vm.writel(mb + 0x04, 1)
+        for _ in range(1000):
+            if not self.vm.readl(mb + 0x04) & 1:
+                break
+        return self.vm.readq(mb + 0x10) >> 32 & 0xFFFF
+
+    def mailbox_bg_percent(self) -> int:
+        return self.vm.readq(self.mailbox_base() + 0x18) >> 16 & 0x7F
+
     def msi_count(self) -> int:
         return int(self.vm.qmp.cmd("qom-get", path="/machine/peripheral/trk0", property="msi-count"))
 

@@ -110,3 +110,47 @@ def test_target_is_required_and_exclusive() -> None:
     twice = [*args, "-device", "cxltrack,bus=root_port13,addr=0.2,target=cxl-vmem0"]
     r = subprocess.run(twice, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
     assert r.returncode == 1 and "already tracked" in r.stderr, r.stderr
+
+
+def harvest_dirty(t: TrackerVM, pages: int) -> int:
+    assert launch(t, Op.HARVEST_DIRTY, 0, pages, clear=True) == 0
+    return t.reg_read(regs.CMD_RESULT0_LO)
+
+
+def test_set_cacheline_is_an_internal_write() -> None:
+    """Clear Poison (mailbox 4302h) writes a line through set_cacheline():
+    write-end effects only (spec section 2.1, internal writes)."""
+    cfg = named("small")
+    with TrackerVM(cfg) as t:
+        t.reg_write(regs.CTRL, 3)  # TRACK_EN | BAT_INV_EVT_EN
+        assert launch(t, Op.BAT_SET, 2, 77, 1) == 0
+        line = bytes(range(64))
+        assert t.mailbox(0x4302, (0x2040).to_bytes(8, "little") + line) == 0
+        assert t.reg_read(regs.STAT_WRITES_LO) == 0 and t.reg_read(regs.STAT_READS_LO) == 0
+        assert t.reg_read(regs.STAT_BAT_INV) == 1
+        assert launch(t, Op.BAT_GET, 2) == 0 and t.reg_read(regs.CMD_RESULT1_HI) == 0
+        assert launch(t, Op.HARVEST_ACCESSED, 0, cfg.pages) == 0 and t.reg_read(regs.CMD_RESULT0_LO) == 0
+        assert harvest_dirty(t, cfg.pages) == 1
+        assert t.reg_read(regs.RESULT) == 1 << 2
+        assert t.reg_read(regs.EVT_HEAD0) & 0xFF == regs.Event.BAT_INVALIDATED
+        assert t.reg_read(regs.EVT_ARG_LO) == 2
+        assert t.mem_read(0x2040, 8) == ("okay", int.from_bytes(line[:8], "little"))
+
+
+def test_sanitize_dirties_every_page_and_clears_associations() -> None:
+    cfg = named("small")
+    with TrackerVM(cfg) as t:
+        assert t.mem_write(0x5000, b"\xaa" * 8) == "okay"
+        assert launch(t, Op.BAT_SET, 9, 1, 1) == 0
+        assert harvest_dirty(t, cfg.pages) == 1
+        assert t.mailbox(0x4400) == 1  # background operation started
+        for _ in range(20):
+            t.vm.clock_step(1_000_000_000)
+            if t.mailbox_bg_percent() == 100:
+                break
+        assert t.mailbox_bg_percent() == 100
+        assert harvest_dirty(t, cfg.pages) == cfg.pages
+        assert launch(t, Op.BAT_GET, 9) == 0 and t.reg_read(regs.CMD_RESULT1_HI) == 0
+        assert t.reg_read(regs.STAT_BAT_INV) == 1
+        assert t.mem_read(0x5000, 8) == ("okay", 0)
+        assert t.close() == 0
