@@ -6,7 +6,7 @@
 QEMU_BUILD := $(TOP)/qemu-cxl-model/build-qemu
 TEST_SUITES += qemu
 
-.PHONY: qemu qemu-path qemu-firmware-dirs test-qemu bench-qemu
+.PHONY: qemu qemu-path qemu-firmware-dirs test-qemu test-qemu-asan bench-qemu
 
 qemu: ## build the patched QEMU if needed (cached by key); prints its path
 	@$(QEMU_BUILD)
@@ -27,3 +27,9 @@ test-qemu: ## QEMU smoke test, shared-vector replay and fuzz over qtest
 bench-qemu: ## window throughput, tracking on vs off; last line ratio=<x>
 	@QEMU_BIN=$${QEMU_BIN:-$$($(QEMU_BUILD))} && export QEMU_BIN && \
 		$(PY) $(TOP)/qemu-cxl-model/tests/bench.py
+
+test-qemu-asan: ## the QEMU suite on an ASan+UBSan build (slow cold build; not in make test)
+	@mkdir -p $(JUNIT_DIR)
+	@QEMU_BIN=$$($(QEMU_BUILD) --asan) && export QEMU_BIN && \
+		export ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 && \
+		$(call PYTEST,qemu-asan) $(TOP)/qemu-cxl-model/tests

@@ -149,6 +149,12 @@ class Qemu:
             for s in listeners.values():
                 s.close()
 
+    def unexpected_stderr(self) -> str:
+        """stderr without lines known to be harmless (an ASan build's notice)."""
+        return "".join(
+            line for line in self.stderr().splitlines(keepends=True) if "ASan doesn't fully support" not in line
+        )
+
     def stderr(self) -> str:
         try:
             return self.stderr_path.read_text(errors="replace")
