@@ -2,7 +2,13 @@
 """Full-stack test harness: pinned guest kernel, guest images, QEMU CXL
 topologies, and VMs driven through a guest agent on virtio-serial."""
 from .agent import CommandResult, GuestCommandError, GuestError
-from .image import GuestImage, InitramfsImage, InitramfsSpec, build_initramfs, load_image
+from .image import (
+    GuestImage,
+    InitramfsImage,
+    InitramfsSpec,
+    build_initramfs,
+    load_image,
+)
 from .kernel import KernelTree, ensure_kernel
 from .topology import Device, Object, Topology, cxl_type3_topology, plain_topology
 from .vm import Vm, VmConfig

@@ -8,9 +8,9 @@ into cache directories instead of being installed.
 from __future__ import annotations
 
 import os
-import sys
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -62,7 +62,7 @@ class PrivateApt:
         stamp = self.root / "lists" / ".updated"
         if not force and stamp.exists() and time.time() - stamp.stat().st_mtime < LISTS_MAX_AGE_S:
             return
-        log("apt-get update (private lists under %s)" % self.root)
+        log(f"apt-get update (private lists under {self.root})")
         self._run(["apt-get", "update", "-qq"])
         stamp.touch()
 

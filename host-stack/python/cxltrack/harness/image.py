@@ -39,7 +39,8 @@ DEFAULT_APPEND = "console=ttyS0 panic=-1 rdinit=/init"
 
 
 class GuestImage(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def qemu_args(self, append: str = "") -> list[str]:
         """Arguments that make QEMU boot this image; `append` adds to the kernel command line."""
@@ -136,18 +137,17 @@ def _modules_dep(modules: dict[str, bytes]) -> str:
         rel: [d for dep in modinfo(elf).get("depends", []) for d in dep.split(",") if d in by_name]
         for rel, elf in modules.items()
     }
+    def visit(r: str, order: list[str]) -> list[str]:
+        for d in direct[r]:
+            dr = by_name[d]
+            if dr not in order:
+                visit(dr, order)
+                order.append(dr)
+        return order
+
     lines = []
     for rel in sorted(modules):
-        order: list[str] = []
-
-        def visit(r: str) -> None:
-            for d in direct[r]:
-                dr = by_name[d]
-                if dr not in order:
-                    visit(dr)
-                    order.append(dr)
-
-        visit(rel)
+        order = visit(rel, [])
         # depmod lists the module loaded last first.
         lines.append(f"{rel}: {' '.join(reversed(order))}".rstrip() + "\n")
     return "".join(lines)

@@ -47,7 +47,7 @@ def _fix_headers(tree: KernelTree, pins: GuestPins) -> None:
     mk = tree.headers / "Makefile"
     text = mk.read_text()
     common = tree.root / "usr" / "src" / f"linux-headers-{pins.kernel_abi}-common"
-    fixed = re.sub(r"^include /usr/src/(\S+)$", lambda m: f"include {tree.root}/usr/src/{m.group(1)}", text, flags=re.M)
+    fixed = re.sub(r"^include /usr/src/(\S+)$", lambda m: f"include {tree.root}/usr/src/{m.group(1)}", text, flags=re.MULTILINE)
     if fixed != text:
         mk.write_text(fixed)
     for name, target in (("build", tree.headers), ("source", common)):
@@ -137,8 +137,7 @@ def resolve_modules(modules: Path, wanted: list[str]) -> dict[str, bytes]:
         path = index[name]
         elf = read_module(path)
         rel = str(path.relative_to(modules))
-        if rel.endswith(".xz"):
-            rel = rel[:-3]
+        rel = rel.removesuffix(".xz")
         out[rel] = elf
         for dep in modinfo(elf).get("depends", []):
             todo += [d for d in dep.split(",") if d]

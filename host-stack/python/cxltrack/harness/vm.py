@@ -23,11 +23,11 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TextIO
+from typing import IO, Self, TextIO
 
 from .agent import AgentChannel, CommandResult, GuestCommandError, GuestError
 from .image import AGENT_PORT, GuestImage
-from .qmp import Qmp
+from .qmp import Qmp, QmpError
 from .topology import Topology
 
 _live: weakref.WeakSet[Vm] = weakref.WeakSet()
@@ -130,7 +130,7 @@ class Vm:
             *cfg.topology.args(),
             "-chardev", f"file,id=con,path={self.console_log}",
             "-serial", "chardev:con",
-            "-device", "virtio-serial-pci,id=vser0",
+            "-device", "virtio-serial-pci,id=vser0,bus=pcie.0",
             "-chardev", f"socket,id=agent,path={agent_sock}",
             "-device", f"virtserialport,bus=vser0.0,chardev=agent,name={AGENT_PORT}",
             "-chardev", f"socket,id=qmp,path={qmp_sock}",
@@ -144,7 +144,7 @@ class Vm:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def start(self) -> Vm:
+    def start(self) -> Self:
         cfg = self.cfg
         cfg.workdir.mkdir(parents=True, exist_ok=True)
         for p in (self.console_log, self.qemu_log, self.commands_log):
@@ -160,18 +160,22 @@ class Vm:
             s.settimeout(0.25)
             listeners.append(s)
         argv = self.command_line(agent_path, qmp_path)
-        qlog = open(self.qemu_log, "wb")
+        qlog = open(self.qemu_log, "wb")  # noqa: SIM115 - lives as long as the VM
         self._qemu_log = qlog
         qlog.write(("# " + " ".join(argv) + "\n").encode())
         qlog.flush()
-        self._transcript = open(self.commands_log, "w")
+        self._transcript = open(self.commands_log, "w")  # noqa: SIM115 - lives as long as the VM
         _live.add(self)
         t0 = time.monotonic()
         try:
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=qlog, stderr=subprocess.STDOUT,
-                                         preexec_fn=_pdeathsig)
+                                         preexec_fn=_pdeathsig)  # noqa: PLW1509 - single-threaded harness
             conns = [self._accept(s, t0 + 30) for s in listeners]
-            self.qmp = Qmp(conns[1])
+            try:
+                self.qmp = Qmp(conns[1])
+            except (OSError, QmpError) as exc:
+                time.sleep(0.5)
+                raise GuestError(f"QMP handshake failed: {exc}\n{self._diagnostics()}") from exc
             self.agent = AgentChannel(conns[0], self.alive)
             try:
                 ready = self.agent.wait_ready(cfg.boot_timeout)
@@ -215,8 +219,8 @@ class Vm:
                 if self.qmp is not None:
                     self.qmp.sock.settimeout(2)
                     self.qmp.command("quit")
-            except Exception:  # noqa: BLE001 - QEMU may already be gone
-                pass
+            except (OSError, ValueError, RuntimeError) as exc:  # QEMU may already be gone
+                self._note(f"QMP quit failed: {exc}")
             for sig in (None, signal.SIGTERM, signal.SIGKILL):
                 if sig is not None:
                     try:
@@ -234,15 +238,22 @@ class Vm:
             try:
                 if closer is not None:
                     closer.close()
-            except Exception:  # noqa: BLE001
-                pass
+            except OSError as exc:
+                self._note(f"close failed: {exc}")
         self.qmp = None
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
         _live.discard(self)
 
-    def __enter__(self) -> Vm:
+    def _note(self, msg: str) -> None:
+        try:
+            with open(self.qemu_log, "a") as f:
+                f.write(f"# harness: {msg}\n")
+        except OSError:
+            return
+
+    def __enter__(self) -> Self:
         return self.start() if self.proc is None else self
 
     def __exit__(self, *exc: object) -> None:
