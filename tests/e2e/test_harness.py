@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import textwrap
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,10 +13,11 @@ from cxltrack.harness.pins import guest_pins, out_dir
 from cxltrack.harness.pytest_plugin import BootVm
 
 
-def test_boot_and_commands(vm: Vm, record_property: Callable[[str, object], None]) -> None:
+def test_boot_and_commands(vm: Vm) -> None:
     assert vm.boot_seconds is not None
     print(f"boot-to-ready {vm.boot_seconds:.2f} s wall, guest uptime at ready {vm.guest_uptime_at_ready} s")
-    record_property("boot_to_ready_s", round(vm.boot_seconds, 2))
+    # About 5 s on an idle 2-core machine under TCG; the bound leaves room for a busy one.
+    assert vm.boot_seconds < 30
     assert vm.run("uname -r").out.strip() == guest_pins().kernel_release
     res = vm.run("echo to-stdout; echo to-stderr >&2; exit 3", check=False)
     assert (res.status, res.out, res.err) == (3, "to-stdout\n", "to-stderr\n")

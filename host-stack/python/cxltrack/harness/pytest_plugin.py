@@ -32,6 +32,18 @@ from .vm import Vm, VmConfig
 
 BootVm = Callable[..., Vm]
 _REPORT_KEY = pytest.StashKey[dict[str, pytest.TestReport]]()
+# (test, wall seconds from starting QEMU to the agent's greeting, guest uptime then)
+BOOT_TIMES: list[tuple[str, float, float | None]] = []
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not BOOT_TIMES:
+        return
+    walls = sorted(t for _, t, _ in BOOT_TIMES)
+    median = walls[len(walls) // 2]
+    terminalreporter.write_line(
+        f"e2e boot-to-ready: {len(walls)} VM(s), min {walls[0]:.2f} s, median {median:.2f} s, "
+        f"max {walls[-1]:.2f} s (QEMU start to guest agent ready)")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -87,6 +99,8 @@ def boot_vm(request: pytest.FixtureRequest) -> Iterator[BootVm]:
         vm = Vm(vm_cfg)
         vms.append(vm)
         vm.start()
+        assert vm.boot_seconds is not None
+        BOOT_TIMES.append((node.name, vm.boot_seconds, vm.guest_uptime_at_ready))
         print(f"[e2e] {node.name}: vm{len(vms) - 1} ready in {vm.boot_seconds:.2f} s "
               f"(guest uptime {vm.guest_uptime_at_ready} s)")
         return vm

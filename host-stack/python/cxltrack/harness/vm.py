@@ -59,6 +59,14 @@ def default_datadirs() -> list[Path]:
     return [p for p in (Path("/usr/share/seabios"), Path("/usr/share/qemu")) if p.is_dir()]
 
 
+def _remove_stale_tmp() -> None:
+    """Remove socket dirs left by harness processes that were killed."""
+    for d in Path(tempfile.gettempdir()).glob("cxlt-vm-*-*"):
+        pid = d.name.split("-")[2]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(d, ignore_errors=True)
+
+
 def _pdeathsig() -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
@@ -150,7 +158,8 @@ class Vm:
         for p in (self.console_log, self.qemu_log, self.commands_log):
             p.unlink(missing_ok=True)
         # Unix socket paths must be short: keep them in /tmp, not in workdir.
-        self._tmp = Path(tempfile.mkdtemp(prefix="cxlt-vm-"))
+        _remove_stale_tmp()
+        self._tmp = Path(tempfile.mkdtemp(prefix=f"cxlt-vm-{os.getpid()}-"))
         agent_path, qmp_path = self._tmp / "agent.sock", self._tmp / "qmp.sock"
         listeners = []
         for p in (agent_path, qmp_path):
