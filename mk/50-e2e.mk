@@ -32,7 +32,7 @@ TEST_SUITES += e2e
 .PHONY: guest guest-kernel guest-kdir guest-tools guest-run test-e2e guest-deps-host
 
 guest-deps-host:
-	@$(TOP)/scripts/apt-ensure gcc libc6-dev make dpkg-dev
+	@$(TOP)/scripts/apt-ensure gcc libc6-dev make dpkg-dev kmod
 
 $(GUEST_OUT)/bin/%: $(TOP)/host-stack/guest-tools/%.c | guest-deps-host
 	@mkdir -p $(@D)

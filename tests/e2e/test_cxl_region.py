@@ -3,9 +3,12 @@
 devdax (/dev/dax0.0, mmap) and as a kmem NUMA node."""
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
-from cxltrack.harness import GuestCommandError, Vm
+from cxltrack.harness import GuestCommandError, Vm, cxl_type3_topology
 from cxltrack.harness.pytest_plugin import BootVm
 
 MIB = 1 << 20
@@ -33,6 +36,47 @@ def test_cxl_sysfs_matches_topology(vm: Vm) -> None:
     assert len(mem) == 1 and mem[0]["driver"] == "cxl_pci"
     bar = vm.pci_bar_path(mem[0]["vendor"], mem[0]["device"], 0)
     vm.run(f"test -e {bar}")
+
+
+def _size(text: str) -> int:
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+
+
+def test_cxl_list_matches_topology(vm: Vm) -> None:
+    """`cxl list` (ndctl 81 from trixie) sees exactly the topology QEMU was given."""
+    topo = cxl_type3_topology()
+    mem_size = _size(str(topo.objects[0].props["size"]))
+    window = _size(topo.machine_extra[0].split("cxl-fmw.0.size=")[1])
+    buses: list[dict[str, Any]] = json.loads(vm.run("cxl list -vvv").out)
+    assert [b["bus"] for b in buses] == ["root0"]
+    bus = buses[0]
+    assert bus["provider"] == "ACPI.CXL" and bus["nr_dports"] == 1
+    (root_dec,) = bus["decoders:root0"]
+    assert root_dec["size"] == window and root_dec["volatile_capable"]
+    (port,) = bus["ports:root0"]  # the pxb-cxl host bridge
+    assert port["nr_dports"] == 1  # one cxl-rp root port
+    (ep,) = port["endpoints:port1"]
+    mem = ep["memdev"]
+    assert mem["memdev"] == "mem0"
+    assert mem["ram_size"] == mem_size
+    assert mem["partition_info"]["volatile_only_size"] == mem_size
+    assert mem["partition_info"]["persistent_only_size"] == 0
+
+
+def test_region_with_cxl_and_daxctl_tools(vm: Vm) -> None:
+    """The same region made with Debian's tools instead of sysfs, then onlined as
+    system RAM by daxctl (the kmem path)."""
+    vm.run("cxl create-region -t ram -d decoder0.0 -m mem0", timeout=60)
+    (region,) = json.loads(vm.run("cxl list -R").out)
+    assert region["type"] == "ram" and region["size"] == 256 * MIB and region["decode_state"] == "commit"
+    # daxctl onlines the memory itself (as ZONE_MOVABLE) once the kernel's auto-online is off.
+    vm.run("echo offline > /sys/devices/system/memory/auto_online_blocks")
+    out = vm.run("daxctl reconfigure-device --mode=system-ram dax0.0", timeout=60).out
+    (dev,) = json.loads(out)
+    assert dev["mode"] == "system-ram", out
+    node = int(dev["target_node"])
+    print(vm.run(f"cxl-memtest node {node} {SIZE} 0x77", timeout=120).out.strip())
 
 
 def test_region_devdax_on_request(vm: Vm) -> None:

@@ -66,6 +66,17 @@ class PrivateApt:
         self._run(["apt-get", "update", "-qq"])
         stamp.touch()
 
+    def candidate(self, name: str, suite: str) -> str:
+        """`name=version` of package `name` in `suite`."""
+        self.update()
+        env = dict(os.environ, APT_CONFIG=str(self.conf))
+        out = subprocess.run(["apt-cache", "show", f"{name}/{suite}"], env=env, check=True,
+                             capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            if line.startswith("Version: "):
+                return f"{name}={line.split()[1]}"
+        raise RuntimeError(f"no {name} in {suite}")
+
     def download(self, pkgs: list[str]) -> list[Path]:
         """Download `name=version` packages (kept under <cache>/apt/debs); return the .deb paths."""
         wanted: dict[str, Path] = {}

@@ -17,6 +17,8 @@ import io
 import json
 import os
 import shutil
+import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +28,7 @@ from . import cpio
 from .debian import PrivateApt, extract, log
 from .kernel import KernelTree, ensure_kernel, modinfo, resolve_modules
 from .pins import TOP, GuestPins, cache_dir, guest_pins
+from .userland import ensure_userland, userland_files, userland_key
 
 GUEST_IMAGE_DIR = TOP / "host-stack" / "guest-image"
 AGENT = "cxltrack-agent"
@@ -86,6 +89,8 @@ class InitramfsSpec:
     bin_dirs: tuple[Path, ...] = ()
     module_dirs: tuple[Path, ...] = ()
     append: str = DEFAULT_APPEND
+    # Debian's dynamically linked `cxl` and `daxctl` (config/guest-kernel.mk GUEST_USERLAND_*).
+    userland: bool = True
     extra_files: dict[str, Path] = field(default_factory=dict)
 
 
@@ -109,7 +114,8 @@ def _busybox(pins: GuestPins) -> Path:
     return dest / "bin" / "busybox"
 
 
-def _key(spec: InitramfsSpec, pins: GuestPins, bins: dict[str, Path], mods: dict[str, Path]) -> str:
+def _key(spec: InitramfsSpec, pins: GuestPins, bins: dict[str, Path], mods: dict[str, Path],
+         userland: Path | None) -> str:
     h = hashlib.sha256()
 
     def add(label: str, data: bytes) -> None:
@@ -117,9 +123,11 @@ def _key(spec: InitramfsSpec, pins: GuestPins, bins: dict[str, Path], mods: dict
 
     add("pins", repr(pins).encode())
     add("spec", repr((spec.name, spec.boot_modules, spec.extra_modules, spec.append)).encode())
+    if userland is not None:
+        add("userland", userland_key(userland).encode())
     for src in sorted(GUEST_IMAGE_DIR.iterdir()):
         add(f"guest-image/{src.name}", src.read_bytes())
-    for mod in ("cpio.py", "image.py", "kernel.py"):
+    for mod in ("cpio.py", "image.py", "kernel.py", "userland.py"):
         add(mod, (Path(__file__).parent / mod).read_bytes())
     for name, p in sorted(bins.items()):
         add(f"bin/{name}:{os.access(p, os.X_OK)}", p.read_bytes())
@@ -130,27 +138,17 @@ def _key(spec: InitramfsSpec, pins: GuestPins, bins: dict[str, Path], mods: dict
     return h.hexdigest()[:16]
 
 
-def _modules_dep(modules: dict[str, bytes]) -> str:
-    """modules.dep for the given modules (path → ELF), dependencies in depmod's order."""
-    by_name = {Path(rel).name.split(".ko")[0].replace("-", "_"): rel for rel in modules}
-    direct = {
-        rel: [d for dep in modinfo(elf).get("depends", []) for d in dep.split(",") if d in by_name]
-        for rel, elf in modules.items()
-    }
-    def visit(r: str, order: list[str]) -> list[str]:
-        for d in direct[r]:
-            dr = by_name[d]
-            if dr not in order:
-                visit(dr, order)
-                order.append(dr)
-        return order
-
-    lines = []
-    for rel in sorted(modules):
-        order = visit(rel, [])
-        # depmod lists the module loaded last first.
-        lines.append(f"{rel}: {' '.join(reversed(order))}".rstrip() + "\n")
-    return "".join(lines)
+def _depmod(release: str, modules: dict[str, bytes], builtin_files: dict[str, bytes]) -> dict[str, bytes]:
+    """Run the host's kmod depmod over the chosen modules; return every modules.* index it
+    writes (text and .bin: busybox modprobe reads modules.dep, libkmod in daxctl the .bin files)."""
+    depmod = shutil.which("depmod") or "/usr/sbin/depmod"
+    with tempfile.TemporaryDirectory(prefix="cxlt-depmod-") as tmp:
+        base = Path(tmp) / "lib" / "modules" / release
+        for rel, elf in {**modules, **builtin_files}.items():
+            (base / rel).parent.mkdir(parents=True, exist_ok=True)
+            (base / rel).write_bytes(elf)
+        subprocess.run([depmod, "-b", tmp, release], check=True)
+        return {p.name: p.read_bytes() for p in base.glob("modules.*")}
 
 
 def build_initramfs(spec: InitramfsSpec | None = None, force: bool = False) -> InitramfsImage:
@@ -161,7 +159,8 @@ def build_initramfs(spec: InitramfsSpec | None = None, force: bool = False) -> I
     if AGENT not in bins:
         raise FileNotFoundError(f"{AGENT} not found in bin_dirs {[str(d) for d in spec.bin_dirs]} (run `make guest`)")
     kernel = ensure_kernel(pins)
-    key = _key(spec, pins, bins, mods)
+    userland = ensure_userland(pins) if spec.userland else None
+    key = _key(spec, pins, bins, mods, userland)
     dest = cache_dir() / "guest-images" / f"{spec.name}-{key}"
     image = InitramfsImage(spec.name, kernel.vmlinuz, dest / "initramfs.cpio", spec.append, kernel.release, key)
     if (dest / "image.json").exists() and not force:
@@ -169,6 +168,9 @@ def build_initramfs(spec: InitramfsSpec | None = None, force: bool = False) -> I
     t0 = time.monotonic()
     log(f"building initramfs image {spec.name}-{key}")
     archive = _assemble(spec, kernel, _busybox(pins), bins, mods)
+    if userland is not None:
+        for path, data in userland_files(userland, pins.userland_bins).items():
+            archive.file(path, data, 0o755)
     tmp = dest.with_name(dest.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -211,9 +213,9 @@ def _assemble(spec: InitramfsSpec, kernel: KernelTree, busybox: Path,
         modules.update(resolve_modules(kernel.modules, [d for d in own_deps if d not in known]))
     for rel, elf in modules.items():
         a.file(f"{moddir}/{rel}", elf)
-    a.file(f"{moddir}/modules.dep", _modules_dep(modules).encode())
-    for f in ("modules.builtin", "modules.builtin.modinfo", "modules.order"):
-        a.file(f"{moddir}/{f}", (kernel.modules / f).read_bytes())
+    builtin = {f: (kernel.modules / f).read_bytes() for f in ("modules.builtin", "modules.builtin.modinfo", "modules.order")}
+    for name, data in _depmod(kernel.release, modules, builtin).items():
+        a.file(f"{moddir}/{name}", data)
     a.file("etc/cxltrack/own-modules", "".join(f"{Path(n).stem}\n" for n in mods).encode())
     for dst, p in spec.extra_files.items():
         a.file(dst, p.read_bytes(), 0o755 if os.access(p, os.X_OK) else 0o644)

@@ -39,6 +39,9 @@ class GuestPins:
     kernel_suite: str
     busybox_pkgver: str
     busybox_suite: str
+    userland_suite: str
+    userland_bins: tuple[str, ...]
+    userland_pkgs: tuple[str, ...]
 
     @property
     def kernel_release(self) -> str:
@@ -66,4 +69,7 @@ def guest_pins(path: Path = PINS_FILE) -> GuestPins:
         kernel_suite=v["GUEST_KERNEL_SUITE"],
         busybox_pkgver=v["GUEST_BUSYBOX_PKGVER"],
         busybox_suite=v["GUEST_BUSYBOX_SUITE"],
+        userland_suite=v["GUEST_USERLAND_SUITE"],
+        userland_bins=tuple(v["GUEST_USERLAND_BINS"].split()),
+        userland_pkgs=tuple(v["GUEST_USERLAND_PKGS"].split()),
     )
