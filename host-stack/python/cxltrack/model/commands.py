@@ -1,0 +1,285 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The command engine (docs/spec.md section 5).
+
+Each command runs as a generator: every `yield` is a point where other
+requests may interleave, and everything between two yields is one atomic step
+of the hardware (one 64-page harvest word, one 64-byte merge line). Commands
+without a yield are atomic as a whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from cxltrack import regs
+from cxltrack.regs import ChunkState, Event, Op, SlotState, Status
+
+from .tables import WORD, Association
+
+if TYPE_CHECKING:
+    from .device import Device
+
+MAX_BITMAP = regs.RESULT_SIZE * 8  # pages per bitmap harvest
+MAX_HOTNESS = regs.RESULT_SIZE  # one byte per page
+ALIGN = regs.HARVEST_ALIGN_PAGES
+MAX_OWNER = 0xFFFF
+_BAT1 = regs.LAYOUTS["BAT_RESULT1"]
+_SQ0 = regs.LAYOUTS["SLOT_QUERY_RESULT0"]
+
+
+@dataclass(frozen=True)
+class Completion:
+    code: Status
+    result0: int = 0
+    result1: int = 0
+    window: bytes | None = None  # bytes written at RESULT offset 0
+
+
+@dataclass(frozen=True)
+class Launch:
+    op: int
+    clear: bool
+    decay: bool
+    rsvd: int
+    arg0: int
+    arg1: int
+    arg2: int
+
+
+Steps = Generator[None, None, Completion]
+
+HARVESTS = {Op.HARVEST_DIRTY, Op.HARVEST_ACCESSED, Op.HARVEST_HOTNESS}
+
+
+def run(dev: Device, cmd: Launch) -> Steps:
+    """Validate, then execute. Validation order: opcode, flags, alignment,
+    ranges, state (docs/spec.md section 5)."""
+    try:
+        op = Op(cmd.op)
+    except ValueError:
+        return Completion(Status.UNKNOWN_OP)
+    if cmd.rsvd or ((cmd.clear or cmd.decay) and op not in HARVESTS):
+        return Completion(Status.FLAGS)
+    if cmd.decay and (op != Op.HARVEST_HOTNESS or cmd.clear):
+        return Completion(Status.FLAGS)
+    handler = _HANDLERS.get(op)
+    if handler is None:
+        return Completion(Status.OK)  # NOP
+    result = yield from handler(dev, cmd)
+    return result
+
+
+def _harvest_range(dev: Device, cmd: Launch, limit: int) -> Status | None:
+    start, count = cmd.arg0, cmd.arg1
+    if start % ALIGN or count % ALIGN:
+        return Status.ALIGN
+    if count == 0 or count > limit or start + count > dev.cfg.pages:
+        return Status.RANGE
+    return None
+
+
+def _harvest_bits(dev: Device, cmd: Launch) -> Steps:
+    err = _harvest_range(dev, cmd, MAX_BITMAP)
+    if err is not None:
+        return Completion(err)
+    bitmap = dev.tables.dirty if cmd.op == Op.HARVEST_DIRTY else dev.tables.accessed
+    out = bytearray()
+    total = 0
+    for word in range(cmd.arg0 // WORD, (cmd.arg0 + cmd.arg1) // WORD):
+        value = bitmap.take_word(word, cmd.clear)
+        out += value.to_bytes(8, "little")
+        total += value.bit_count()
+        yield
+    return Completion(Status.OK, total, 0, bytes(out))
+
+
+def _harvest_hotness(dev: Device, cmd: Launch) -> Steps:
+    err = _harvest_range(dev, cmd, MAX_HOTNESS)
+    if err is not None:
+        return Completion(err)
+    hot = dev.tables.hot
+    out = bytearray()
+    for base in range(cmd.arg0, cmd.arg0 + cmd.arg1, WORD):
+        chunk = hot[base : base + WORD]
+        out += chunk
+        if cmd.clear:
+            hot[base : base + WORD] = bytes(WORD)
+        elif cmd.decay:
+            hot[base : base + WORD] = bytes(c >> 1 for c in chunk)
+        yield
+    return Completion(Status.OK, sum(1 for c in out if c), 0, bytes(out))
+
+
+def _page_ok(dev: Device, page: int) -> bool:
+    return page < dev.cfg.pages
+
+
+def _bat_result(disk: int, valid: bool) -> int:
+    return _BAT1.field("DISK").put(disk) | _BAT1.field("VALID").put(int(valid))
+
+
+def _bat_set(dev: Device, cmd: Launch) -> Steps:
+    page, block, disk = cmd.arg0, cmd.arg1, cmd.arg2
+    cfg = dev.cfg
+    if not _page_ok(dev, page) or block >> cfg.bat_block_bits or disk >> cfg.bat_disk_bits:
+        return Completion(Status.RANGE)
+    dev.tables.bat[page] = Association(disk, block)
+    return Completion(Status.OK)
+    yield  # pragma: no cover - makes this a generator
+
+
+def _bat_get(dev: Device, cmd: Launch) -> Steps:
+    if not _page_ok(dev, cmd.arg0):
+        return Completion(Status.RANGE)
+    entry = dev.tables.bat.get(cmd.arg0)
+    if entry is None:
+        return Completion(Status.OK, 0, _bat_result(0, False))
+    return Completion(Status.OK, entry.block, _bat_result(entry.disk, True))
+    yield  # pragma: no cover
+
+
+def _bat_clear(dev: Device, cmd: Launch) -> Steps:
+    if not _page_ok(dev, cmd.arg0):
+        return Completion(Status.RANGE)
+    dev.tables.bat.pop(cmd.arg0, None)
+    return Completion(Status.OK)
+    yield  # pragma: no cover
+
+
+def _bat_discard(dev: Device, cmd: Launch) -> Steps:
+    if not _page_ok(dev, cmd.arg0):
+        return Completion(Status.RANGE)
+    entry = dev.tables.bat.pop(cmd.arg0, None)  # read and clear: one atomic step
+    if entry is None:
+        return Completion(Status.OK, 0, 0)
+    return Completion(Status.OK, entry.block, _bat_result(entry.disk, True))
+    yield  # pragma: no cover
+
+
+def _slot_alloc(dev: Device, cmd: Launch) -> Steps:
+    for index, slot in enumerate(dev.slots):
+        if slot.state == SlotState.FREE:
+            slot.open(cmd.arg0, dev.now)
+            return Completion(Status.OK, index)
+    return Completion(Status.NO_RESOURCE)
+    yield  # pragma: no cover
+
+
+def _slot_merge(dev: Device, cmd: Launch) -> Steps:
+    index, page = cmd.arg0, cmd.arg1
+    if index >= len(dev.slots) or not _page_ok(dev, page):
+        return Completion(Status.RANGE)
+    slot = dev.slots[index]
+    if slot.state != SlotState.OPEN:
+        return Completion(Status.STATE)
+    slot.state = SlotState.MERGING
+    base = page << dev.cfg.page_shift
+    valid = slot.valid_bytes
+    for line in range(4096 // 64):
+        data, enables = slot.line(line)
+        if any(enables):
+            dev.internal_write(base + line * 64, data, enables)
+        yield
+    slot.free()
+    dev.push_event(Event.MERGE_DONE, index, page)
+    return Completion(Status.OK, valid)
+
+
+def _slot_release(dev: Device, cmd: Launch) -> Steps:
+    if cmd.arg0 >= len(dev.slots):
+        return Completion(Status.RANGE)
+    slot = dev.slots[cmd.arg0]
+    if slot.state != SlotState.OPEN:
+        return Completion(Status.STATE)
+    slot.free()
+    return Completion(Status.OK)
+    yield  # pragma: no cover
+
+
+def _slot_query(dev: Device, cmd: Launch) -> Steps:
+    if cmd.arg0 >= len(dev.slots):
+        return Completion(Status.RANGE)
+    slot = dev.slots[cmd.arg0]
+    r0 = (
+        _SQ0.field("STATE").put(int(slot.state))
+        | _SQ0.field("FULL").put(int(slot.full))
+        | _SQ0.field("VALID_BYTES").put(slot.valid_bytes)
+    )
+    mask = slot.mask.to_bytes(512, "little")
+    return Completion(Status.OK, r0, slot.tag, mask)
+    yield  # pragma: no cover
+
+
+def _chunk_args(dev: Device, cmd: Launch, owner_may_be_zero: bool) -> bool:
+    lowest = 0 if owner_may_be_zero else 1
+    return cmd.arg0 < len(dev.chunks) and lowest <= cmd.arg1 <= MAX_OWNER
+
+
+def _chunk_assign(dev: Device, cmd: Launch) -> Steps:
+    if not _chunk_args(dev, cmd, False):
+        return Completion(Status.RANGE)
+    chunk = dev.chunks[cmd.arg0]
+    if chunk.state != ChunkState.FREE:
+        return Completion(Status.BUSY)
+    chunk.state = ChunkState.OWNED
+    chunk.owner = cmd.arg1
+    return Completion(Status.OK)
+    yield  # pragma: no cover
+
+
+def _chunk_release(dev: Device, cmd: Launch) -> Steps:
+    if not _chunk_args(dev, cmd, False):
+        return Completion(Status.RANGE)
+    chunk = dev.chunks[cmd.arg0]
+    if chunk.state != ChunkState.OWNED:
+        return Completion(Status.STATE)
+    if chunk.owner != cmd.arg1:
+        return Completion(Status.PERM)
+    chunk.state = ChunkState.SCRUBBING
+    dev.chunks.scrub_fifo.append(cmd.arg0)
+    return Completion(Status.OK)
+    yield  # pragma: no cover
+
+
+def _chunk_query(dev: Device, cmd: Launch) -> Steps:
+    if cmd.arg0 >= len(dev.chunks):
+        return Completion(Status.RANGE)
+    chunk = dev.chunks[cmd.arg0]
+    return Completion(Status.OK, int(chunk.state), chunk.owner)
+    yield  # pragma: no cover
+
+
+def _chunk_list(dev: Device, cmd: Launch) -> Steps:
+    owner = cmd.arg1
+    if owner > MAX_OWNER:
+        return Completion(Status.RANGE)
+    bits = 0
+    for i, chunk in enumerate(dev.chunks.chunks):
+        free = owner == 0 and chunk.state == ChunkState.FREE
+        mine = owner != 0 and chunk.state == ChunkState.OWNED and chunk.owner == owner
+        if free or mine:
+            bits |= 1 << i
+    nbytes = (len(dev.chunks) + 7) // 8
+    return Completion(Status.OK, bits.bit_count(), 0, bits.to_bytes(nbytes, "little"))
+    yield  # pragma: no cover
+
+
+_HANDLERS = {
+    Op.HARVEST_DIRTY: _harvest_bits,
+    Op.HARVEST_ACCESSED: _harvest_bits,
+    Op.HARVEST_HOTNESS: _harvest_hotness,
+    Op.BAT_SET: _bat_set,
+    Op.BAT_GET: _bat_get,
+    Op.BAT_CLEAR: _bat_clear,
+    Op.BAT_DISCARD: _bat_discard,
+    Op.SLOT_ALLOC: _slot_alloc,
+    Op.SLOT_MERGE: _slot_merge,
+    Op.SLOT_RELEASE: _slot_release,
+    Op.SLOT_QUERY: _slot_query,
+    Op.CHUNK_ASSIGN: _chunk_assign,
+    Op.CHUNK_RELEASE: _chunk_release,
+    Op.CHUNK_QUERY: _chunk_query,
+    Op.CHUNK_LIST: _chunk_list,
+}
