@@ -6,6 +6,7 @@
 
 All integers are little-endian u32; the agent greets with a response of id 0.
 """
+
 from __future__ import annotations
 
 import socket
@@ -58,8 +59,12 @@ class CommandResult:
             text = _tail(data)
             return f"--- guest {name} ---\n{text}" + ("" if not text or text.endswith("\n") else "\n")
 
-        return (f"guest command {self.cmd!r} {state} after {self.seconds:.1f} s\n"
-                + block("stdout", self.stdout) + block("stderr", self.stderr) + "--- end ---")
+        return (
+            f"guest command {self.cmd!r} {state} after {self.seconds:.1f} s\n"
+            + block("stdout", self.stdout)
+            + block("stderr", self.stderr)
+            + "--- end ---"
+        )
 
 
 class GuestError(RuntimeError):
@@ -103,8 +108,7 @@ class AgentChannel:
         return data
 
     def _response(self, deadline: float, what: str) -> tuple[int, int, bool, bytes, bytes]:
-        magic, rid, status, timed_out, out_len, err_len = RSP_HDR.unpack(
-            self._recv_exact(RSP_HDR.size, deadline, what))
+        magic, rid, status, timed_out, out_len, err_len = RSP_HDR.unpack(self._recv_exact(RSP_HDR.size, deadline, what))
         if magic != RSP_MAGIC:
             raise GuestError(f"bad response magic {magic!r} from the guest agent")
         out = self._recv_exact(out_len, deadline, what)

@@ -9,9 +9,11 @@ QEMU's stdout/stderr go to <workdir>/qemu.log, the guest console to
 <workdir>/commands.log. QEMU gets PR_SET_PDEATHSIG so it dies with the process
 that started it, even when that one is killed.
 """
+
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import os
 import shutil
@@ -133,16 +135,30 @@ class Vm:
         for d in cfg.datadirs:
             args += ["-L", str(d)]
         args += [
-            "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
-            "-accel", accel, "-cpu", cpu,
+            "-nodefaults",
+            "-no-user-config",
+            "-display",
+            "none",
+            "-no-reboot",
+            "-accel",
+            accel,
+            "-cpu",
+            cpu,
             *cfg.topology.args(),
-            "-chardev", f"file,id=con,path={self.console_log}",
-            "-serial", "chardev:con",
-            "-device", "virtio-serial-pci,id=vser0,bus=pcie.0",
-            "-chardev", f"socket,id=agent,path={agent_sock}",
-            "-device", f"virtserialport,bus=vser0.0,chardev=agent,name={AGENT_PORT}",
-            "-chardev", f"socket,id=qmp,path={qmp_sock}",
-            "-mon", "chardev=qmp,mode=control",
+            "-chardev",
+            f"file,id=con,path={self.console_log}",
+            "-serial",
+            "chardev:con",
+            "-device",
+            "virtio-serial-pci,id=vser0,bus=pcie.0",
+            "-chardev",
+            f"socket,id=agent,path={agent_sock}",
+            "-device",
+            f"virtserialport,bus=vser0.0,chardev=agent,name={AGENT_PORT}",
+            "-chardev",
+            f"socket,id=qmp,path={qmp_sock}",
+            "-mon",
+            "chardev=qmp,mode=control",
             *cfg.image.qemu_args(cfg.append),
             *cfg.extra_args,
         ]
@@ -177,8 +193,9 @@ class Vm:
         _live.add(self)
         t0 = time.monotonic()
         try:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=qlog, stderr=subprocess.STDOUT,
-                                         preexec_fn=_pdeathsig)  # noqa: PLW1509 - single-threaded harness
+            self.proc = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=qlog, stderr=subprocess.STDOUT, preexec_fn=_pdeathsig
+            )
             conns = [self._accept(s, t0 + 30) for s in listeners]
             try:
                 self.qmp = Qmp(conns[1])
@@ -217,8 +234,10 @@ class Vm:
         rc = None if self.proc is None else self.proc.poll()
         q = self.qemu_log_text().splitlines()[-lines:]
         c = self.console_text().splitlines()[-lines:]
-        return (f"QEMU {'running' if rc is None else f'exit status {rc}'}; logs in {self.cfg.workdir}\n"
-                "--- qemu.log (tail) ---\n" + "\n".join(q) + "\n--- console.log (tail) ---\n" + "\n".join(c))
+        return (
+            f"QEMU {'running' if rc is None else f'exit status {rc}'}; logs in {self.cfg.workdir}\n"
+            "--- qemu.log (tail) ---\n" + "\n".join(q) + "\n--- console.log (tail) ---\n" + "\n".join(c)
+        )
 
     def shutdown(self, timeout: float = 10.0) -> None:
         """Stop QEMU (QMP quit, then SIGTERM, then SIGKILL) and release everything. Idempotent."""
@@ -232,17 +251,19 @@ class Vm:
                 self._note(f"QMP quit failed: {exc}")
             for sig in (None, signal.SIGTERM, signal.SIGKILL):
                 if sig is not None:
-                    try:
+                    with contextlib.suppress(ProcessLookupError):
                         proc.send_signal(sig)
-                    except ProcessLookupError:
-                        pass
                 try:
                     proc.wait(timeout=timeout if sig is None else 5)
                     break
                 except subprocess.TimeoutExpired:
                     continue
         closers: list[Qmp | socket.socket | IO[bytes] | TextIO | None] = [
-            self.qmp, self.agent.sock if self.agent else None, self._qemu_log, self._transcript]
+            self.qmp,
+            self.agent.sock if self.agent else None,
+            self._qemu_log,
+            self._transcript,
+        ]
         for closer in closers:
             try:
                 if closer is not None:
@@ -300,9 +321,10 @@ class Vm:
         out = self.run(
             "for d in /sys/bus/pci/devices/*; do "
             "printf '%s %s %s %s %s\\n' ${d##*/} $(cat $d/vendor $d/device $d/class) "
-            "$(basename $(readlink $d/driver 2>/dev/null) 2>/dev/null || echo -); done").out
+            "$(basename $(readlink $d/driver 2>/dev/null) 2>/dev/null || echo -); done"
+        ).out
         keys = ("bdf", "vendor", "device", "class", "driver")
-        return [dict(zip(keys, line.split())) for line in out.splitlines() if line.strip()]
+        return [dict(zip(keys, line.split(), strict=False)) for line in out.splitlines() if line.strip()]
 
     def pci_bar_path(self, vendor: str, device: str, bar: int = 0) -> str:
         """sysfs path of BAR `bar` of the first guest PCI function vendor:device, for a guest
