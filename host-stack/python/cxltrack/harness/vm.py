@@ -55,10 +55,11 @@ def host_has_hw_virt() -> bool:
 
 
 def default_datadirs() -> list[Path]:
-    env = os.environ.get("CXLTRACK_QEMU_DATADIRS")
-    if env:
-        return [Path(p) for p in env.split(":") if p]
-    return [p for p in (Path("/usr/share/seabios"), Path("/usr/share/qemu")) if p.is_dir()]
+    """Extra `-L` firmware dirs from $CXLTRACK_QEMU_DATADIRS (':'-separated). None by default:
+    the project's QEMU is relocatable and finds its own share/qemu; a system dir such as
+    /usr/share/qemu could hold firmware of another QEMU version."""
+    env = os.environ.get("CXLTRACK_QEMU_DATADIRS", "")
+    return [Path(p) for p in env.split(":") if p]
 
 
 def _remove_stale_tmp() -> None:
