@@ -9,11 +9,11 @@ All integers are little-endian u32; the agent greets with a response of id 0.
 
 from __future__ import annotations
 
-import socket
 import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 REQ_MAGIC = b"CXQ1"
 RSP_MAGIC = b"CXR1"
@@ -79,10 +79,19 @@ class GuestCommandError(GuestError):
         self.result = result
 
 
+class Stream(Protocol):
+    """What the channel needs of its transport (a socket.socket, or a pty adapter in tests)."""
+
+    def settimeout(self, value: float | None, /) -> None: ...
+    def recv(self, bufsize: int, /) -> bytes: ...
+    def sendall(self, data: bytes, /) -> None: ...
+    def close(self) -> None: ...
+
+
 class AgentChannel:
     """Framed request/response over the virtio-serial port's Unix socket."""
 
-    def __init__(self, sock: socket.socket, alive: Callable[[], bool]) -> None:
+    def __init__(self, sock: Stream, alive: Callable[[], bool]) -> None:
         self.sock = sock
         self.alive = alive
         self.next_id = 1

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Self, TextIO
 
-from .agent import AgentChannel, CommandResult, GuestCommandError, GuestError
+from .agent import AgentChannel, CommandResult, GuestCommandError, GuestError, Stream
 from .image import AGENT_PORT, GuestImage
 from .qmp import Qmp, QmpError
 from .topology import Topology
@@ -259,7 +259,7 @@ class Vm:
                     break
                 except subprocess.TimeoutExpired:
                     continue
-        closers: list[Qmp | socket.socket | IO[bytes] | TextIO | None] = [
+        closers: list[Qmp | Stream | IO[bytes] | TextIO | None] = [
             self.qmp,
             self.agent.sock if self.agent else None,
             self._qemu_log,
