@@ -67,6 +67,7 @@ def test_failing_guest_command_fails_the_test(pytester: pytest.Pytester) -> None
         assert (kept / "console.log").stat().st_size > 0
         assert "inner-stderr-marker" in (kept / "commands.log").read_text()
         assert (kept / "qemu.log").exists()
+        assert "Linux version" in (kept / "dmesg.log").read_text()
     finally:
         import shutil
 

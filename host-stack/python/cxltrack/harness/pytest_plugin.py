@@ -12,8 +12,8 @@ Configuration (set by `make test-e2e`):
   CXLTRACK_KEEP_LOGS=1  keep out/e2e/<test>/ for passing tests too
 
 Logs of a test go to out/e2e/<test>/ (one subdirectory per VM: console.log,
-qemu.log, commands.log). They are kept when the test fails and removed when it
-passes. A failing test's report gets a section with each VM's console tail.
+qemu.log, commands.log, and dmesg.log if the guest still answered). They are
+kept when the test fails and removed when it passes. A failing test's report gets a section with each VM's console tail.
 """
 
 from __future__ import annotations
@@ -122,9 +122,12 @@ def boot_vm(request: pytest.FixtureRequest) -> Iterator[BootVm]:
     try:
         yield boot
     finally:
+        failed = _failed(node)
         for vm in vms:
+            if failed:
+                vm.save_dmesg()
             vm.shutdown()
-        if _failed(node):
+        if failed:
             for i, vm in enumerate(vms):
                 tail = "\n".join(vm.console_text().splitlines()[-60:])
                 node.add_report_section("teardown", f"vm{i} console (tail; full logs in {vm.cfg.workdir})", tail)

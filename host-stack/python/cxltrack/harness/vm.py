@@ -312,6 +312,16 @@ class Vm:
             raise GuestCommandError(res)
         return res
 
+    def save_dmesg(self) -> None:
+        """Write the guest kernel log to <workdir>/dmesg.log if the guest still answers."""
+        if self.agent is None or self.agent.broken or not self.alive():
+            return
+        try:
+            res = self.agent.run("dmesg", 10)
+        except GuestError:
+            return
+        (self.cfg.workdir / "dmesg.log").write_bytes(res.stdout)
+
     def write_file(self, path: str, data: bytes, mode: str = "644") -> None:
         """Create a guest file from bytes (through the agent's stdin; keep it to a few MiB)."""
         self.run(f"cat > {path} && chmod {mode} {path}", stdin=data)
