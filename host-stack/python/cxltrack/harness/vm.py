@@ -16,6 +16,7 @@ import atexit
 import contextlib
 import ctypes
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -324,7 +325,8 @@ class Vm:
 
     def write_file(self, path: str, data: bytes, mode: str = "644") -> None:
         """Create a guest file from bytes (through the agent's stdin; keep it to a few MiB)."""
-        self.run(f"cat > {path} && chmod {mode} {path}", stdin=data)
+        q = shlex.quote(path)
+        self.run(f"cat > {q} && chmod {shlex.quote(mode)} {q}", stdin=data)
 
     # -- hooks for the tracker (not implemented here) ----------------------
     def pci_devices(self) -> list[dict[str, str]]:
