@@ -29,7 +29,7 @@ GUEST_CFLAGS := -static -O2 -Wall -Wextra -Werror
 
 TEST_SUITES += e2e
 
-.PHONY: guest guest-kernel guest-kdir guest-tools guest-run test-e2e guest-deps-host
+.PHONY: guest guest-kernel guest-kdir guest-tools guest-run test-e2e guest-deps-host lint-e2e
 
 guest-deps-host:
 	@$(TOP)/scripts/apt-ensure gcc libc6-dev make dpkg-dev kmod
@@ -63,3 +63,9 @@ guest-run: guest ## boot the CXL topology once and run CMD (REGION=devdax|kmem o
 test-e2e: guest ## full-stack tests: boot VMs on the QEMU CXL model
 	@q="$(QEMU_BIN)"; test -x "$$q" || { echo "test-e2e: no QEMU binary (got '$$q'): needs qemu-cxl-model (make qemu-path) or CXLTRACK_QEMU"; exit 1; }; \
 	CXLTRACK_QEMU="$$q" CXLTRACK_GUEST_IMAGE=$(GUEST_IMAGE) $(call PYTEST,e2e) $(TOP)/tests/e2e
+
+lint-e2e: ## ruff + mypy over tests/e2e (the harness package is covered by `make lint`)
+	@$(PY) -m ruff check --quiet $(TOP)/tests/e2e
+	@$(PY) -m ruff format --check --quiet $(TOP)/tests/e2e
+	@$(PY) -m mypy --no-error-summary $(TOP)/tests/e2e
+	@echo "lint-e2e: ruff and mypy clean"
