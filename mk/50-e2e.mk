@@ -57,6 +57,10 @@ guest: $(GUEST_DEPS) ## build the guest image (kernel + busybox initramfs + agen
 QEMU_BIN = $(strip $(or $(CXLTRACK_QEMU),$(if $(wildcard $(TOP)/qemu-cxl-model/build-qemu),\
 	$(shell $(MAKE) --no-print-directory -s qemu-path | tail -n1))))
 
+# Never hand it to sub-makes: a QEMU_BIN from the environment would be
+# exported and re-expanded by the sub-make that computes it, without end.
+unexport QEMU_BIN
+
 guest-run: guest ## boot the CXL topology once and run CMD (REGION=devdax|kmem optional)
 	@$(HARNESS) run --qemu "$(QEMU_BIN)" --image $(GUEST_IMAGE) $(if $(REGION),--region $(REGION)) -- "$(CMD)"
 
