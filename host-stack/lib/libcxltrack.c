@@ -361,6 +361,8 @@ int cxltrack_dax_open(const char *dev, size_t len, struct cxltrack_dax *d)
 	ret = dax_dpa_base(name, &d->dpa_base);
 	if (ret)
 		return ret;
+	/* devdax maps in units of its alignment (2 MiB here); round up. */
+	len = (len + (2ul << 20) - 1) & ~((2ul << 20) - 1);
 	d->fd = open(dev, O_RDWR | O_CLOEXEC);
 	if (d->fd < 0)
 		return -errno;
