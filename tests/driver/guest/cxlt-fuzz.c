@@ -13,6 +13,8 @@
  * uapi documents; -EIO (the device misbehaved or the driver mistrusted a
  * good answer) fails the run. --raw also fuzzes CXLT_IOC_RAW (needs
  * allow_raw=1; only register reads, to keep the device usable).
+ * --safe keeps the fuzzer from disturbing concurrent correctness tests: no
+ * harvest CLEAR/DECAY and block-association changes only on the top 64 pages.
  * At the end the device must still answer a plain harvest.
  */
 #include <errno.h>
@@ -35,6 +37,7 @@ static struct cxlt_info info;
 static uint8_t *ro_page, *hole, *buf;
 static size_t buf_len = 1 << 20;
 static int fuzz_raw;
+static int safe;	/* --safe: no CLEAR, BAT only on the top 64 pages */
 
 static uint64_t rnd(void)
 {
@@ -145,6 +148,8 @@ static void one(int fd)
 		req = CXLT_IOC_BAT;
 		u.b.op = (uint32_t)(rnd() % 5 ? rnd() % 4 : rnd());
 		u.b.page = val(info.pages);
+		if (safe && u.b.op != CXLT_BAT_GET && u.b.page < info.pages - 64)
+			u.b.page = info.pages - 1;
 		u.b.block = val(1ull << info.block_bits);
 		u.b.disk = (uint32_t)val(1ull << info.disk_bits);
 		break;
@@ -243,6 +248,8 @@ static void one(int fd)
 			(uintptr_t)ro_page, 0xffff888000000000ull, (uintptr_t)buf + buf_len - 8 }, 6);
 		break;
 	}
+	if (req == CXLT_IOC_HARVEST && safe)
+		u.h.flags &= ~(uint32_t)CXLT_HARVEST_F_ALL;
 	if (req == CXLT_IOC_RAW && fuzz_raw)
 		u.raw.op = CXLT_RAW_READ;
 	note(ioctl(fd, req, arg), "ioctl");
@@ -305,7 +312,7 @@ int main(int argc, char **argv)
 				  .buf = (uintptr_t)bm, .buf_len = 8 };
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: cxlt-fuzz ITERATIONS SECONDS SEED [PROCS] [--raw]\n");
+		fprintf(stderr, "usage: cxlt-fuzz ITERATIONS SECONDS SEED [PROCS] [--raw] [--safe]\n");
 		return 2;
 	}
 	iters = strtoull(argv[1], NULL, 0);
@@ -314,6 +321,8 @@ int main(int argc, char **argv)
 	for (int i = 4; i < argc; i++) {
 		if (!strcmp(argv[i], "--raw"))
 			fuzz_raw = 1;
+		else if (!strcmp(argv[i], "--safe"))
+			safe = 1;
 		else
 			procs = atoi(argv[i]);
 	}

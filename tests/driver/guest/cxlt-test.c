@@ -13,6 +13,8 @@
  *   cxlt-test slot     DAX PAGES ROUNDS SEED   full-page and partial merges (property c)
  *   cxlt-test events   DAX                     SLOT_FULL/MERGE_DONE/SCRUB_DONE/BAT_INVALIDATED
  *                                              arrive through poll()+read()
+ *   cxlt-test peek     DAX DPA LEN             print LEN bytes at DPA as hex (loads)
+ *   cxlt-test poke     DAX DPA HEX             store the bytes at DPA (byte stores)
  *   cxlt-test hold     SECONDS                 keep /dev/cxltrack0 open issuing ioctls;
  *                                              report how they ended (lifetime tests)
  *
@@ -37,6 +39,7 @@ static struct cxltrack *t;
 static struct cxltrack_dax dax;
 static uint64_t npages, page_size, first_page;
 static uint64_t rng_state;
+static volatile uint8_t *map_base;	/* mapping of the working set */
 
 static uint64_t rnd(void)
 {
@@ -78,18 +81,24 @@ static double now_s(void)
 
 static volatile uint8_t *page_ptr(uint64_t p)
 {
-	return dax.map + (p - first_page) * page_size;
+	return map_base + (p - first_page) * page_size;
 }
 
 static void setup(const char *daxdev, uint64_t pages, uint64_t seed)
 {
+	const char *b = getenv("CXLT_BASE_PAGE");	/* disjoint working sets */
+	uint64_t base = b ? strtoull(b, NULL, 0) : 0;
+
 	check(cxltrack_open(NULL, &t), "open /dev/cxltrack0");
 	page_size = 1ull << t->info.page_shift;
 	npages = (pages + 63) / 64 * 64;
-	check(cxltrack_dax_open(daxdev, npages * page_size, &dax), daxdev);
+	if (base % 64)
+		fail("CXLT_BASE_PAGE must be a multiple of 64");
+	check(cxltrack_dax_open(daxdev, (base + npages) * page_size, &dax), daxdev);
 	if (dax.dpa_base % (64 * page_size))
 		fail("dax DPA base 0x%" PRIx64 " not 64-page aligned", dax.dpa_base);
-	first_page = dax.dpa_base / page_size;
+	first_page = dax.dpa_base / page_size + base;
+	map_base = dax.map + base * page_size;
 	if (first_page + npages > t->info.pages)
 		fail("working set beyond the tracked pages");
 	rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
@@ -541,6 +550,32 @@ int main(int argc, char **argv)
 
 	if (argc >= 3 && !strcmp(argv[1], "hold"))
 		return mode_hold(strtod(argv[2], NULL));
+	if (argc == 5 && (!strcmp(argv[1], "peek") || !strcmp(argv[1], "poke"))) {
+		uint64_t dpa = strtoull(argv[3], NULL, 0);
+		volatile uint8_t *p;
+		size_t len;
+
+		check(cxltrack_open(NULL, &t), "open");
+		check(cxltrack_dax_open(argv[2], 256ul << 20, &dax), argv[2]);
+		len = argv[1][1] == 'e' ? strtoull(argv[4], NULL, 0) : strlen(argv[4]) / 2;
+		p = cxltrack_dax_ptr(&dax, dpa, len);
+		if (!p || !len)
+			fail("DPA range outside the mapping");
+		for (size_t i = 0; i < len; i++) {
+			if (argv[1][1] == 'e') {
+				printf("%02x", p[i]);
+			} else {
+				unsigned int b;
+
+				if (sscanf(argv[4] + 2 * i, "%2x", &b) != 1)
+					fail("bad hex");
+				p[i] = (uint8_t)b;
+			}
+		}
+		if (argv[1][1] == 'e')
+			printf("\n");
+		return 0;
+	}
 	if (argc >= 3 && !strcmp(argv[1], "events")) {
 		setup(argv[2], 64, 1);
 		return mode_events();
