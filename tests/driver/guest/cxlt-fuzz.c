@@ -14,7 +14,8 @@
  * good answer) fails the run. --raw also fuzzes CXLT_IOC_RAW (needs
  * allow_raw=1; only register reads, to keep the device usable).
  * --safe keeps the fuzzer from disturbing concurrent correctness tests: no
- * harvest CLEAR/DECAY and block-association changes only on the top 64 pages.
+ * harvest CLEAR/DECAY, block-association changes only on the top 64 pages,
+ * no device-wide (KEEP) slots.
  * At the end the device must still answer a plain harvest.
  */
 #include <errno.h>
@@ -127,6 +128,7 @@ static void one(int fd)
 	unsigned long req;
 	void *arg = &u;
 	int which = (int)(rnd() % 16);
+	long ret;
 
 	memset(&u, 0, sizeof(u));
 	if (rnd() % 8 == 0)
@@ -248,11 +250,20 @@ static void one(int fd)
 			(uintptr_t)ro_page, 0xffff888000000000ull, (uintptr_t)buf + buf_len - 8 }, 6);
 		break;
 	}
+	if (req == CXLT_IOC_SLOT_ALLOC && safe)
+		u.sa.flags &= ~(uint32_t)CXLT_SLOT_F_KEEP;	/* no slots leaked past exit */
 	if (req == CXLT_IOC_HARVEST && safe)
 		u.h.flags &= ~(uint32_t)CXLT_HARVEST_F_ALL;
 	if (req == CXLT_IOC_RAW && fuzz_raw)
 		u.raw.op = CXLT_RAW_READ;
-	note(ioctl(fd, req, arg), "ioctl");
+	ret = ioctl(fd, req, arg);
+	note(ret, "ioctl");
+	if (req == CXLT_IOC_SLOT_ALLOC && safe && arg == &u && !ret) {
+		/* Do not hoard slots other tests need. */
+		struct cxlt_slot_release r = { .slot = u.sa.slot };
+
+		ioctl(fd, CXLT_IOC_SLOT_RELEASE, &r);
+	}
 }
 
 static int child(uint64_t iters, double seconds, uint64_t seed)
