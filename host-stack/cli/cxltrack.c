@@ -660,6 +660,7 @@ static int cmd_bench(int argc, char **argv)
  *   W OFF SIZE VALUE        -> "ok"                 raw BAR write
  *   MR DPA SIZE             -> "m RESP VALUE"       CPU load from the dax mapping
  *   MW DPA HEX              -> "m RESP"             CPU store (one access)
+ *   ZERO DPA LEN            -> "ok"                 zero memory with 8-byte stores
  *   RESET                   -> "ok"                 PCI function reset
  *   SLEEP NS                -> "ok"
  *   RACE SCHED NR N*(OFF VAL) NM M*(DPA HEX) -> "ok"
@@ -788,7 +789,7 @@ static int cmd_raw_batch(int argc, char **argv)
 			continue;
 		if (!strcmp(op, "R") && sscanf(line, "R %lli %lli", &a, &c) == 2) {
 			printf("v %" PRIu64 "\n", raw_rd(&b, (unsigned int)a, (unsigned int)c));
-		} else if (!strcmp(op, "W") && sscanf(line, "W %lli %lli %lli", &a, &c, &d) == 3) {
+		} else if (!strcmp(op, "W") && sscanf(line, "W %lli %lli %llu", &a, &c, &d) == 3) {
 			raw_wr(&b, (unsigned int)a, (unsigned int)c, d);
 			printf("ok\n");
 		} else if (!strcmp(op, "MR") && sscanf(line, "MR %lli %lli", &a, &c) == 2) {
@@ -805,6 +806,12 @@ static int cmd_raw_batch(int argc, char **argv)
 				die_usage("raw-batch: bad MW data '%s'", hex);
 			mem_store(dax_at(&b, a, n), bytes, n);
 			printf("m %s\n", raw_rd(&b, CXLT_STAT_DECERR, 4) != before ? "decerr" : "okay");
+		} else if (!strcmp(op, "ZERO") && sscanf(line, "ZERO %lli %lli", &a, &c) == 2) {
+			volatile uint8_t *p = dax_at(&b, a, c);
+
+			for (unsigned long long k = 0; k + 8 <= c; k += 8)
+				*(volatile uint64_t *)(p + k) = 0;
+			printf("ok\n");
 		} else if (!strcmp(op, "RESET")) {
 			ret = cxltrack_raw(b.t, CXLT_RAW_RESET, 0, 0, NULL);
 			if (ret)
@@ -827,7 +834,7 @@ static int cmd_raw_batch(int argc, char **argv)
 				die_usage("raw-batch: bad RACE");
 			p += pos;
 			for (k = 0; k < nr; k++) {
-				if (sscanf(p, "%lli %lli%n", &a, &c, &pos) != 2)
+				if (sscanf(p, "%lli %llu%n", &a, &c, &pos) != 2)
 					die_usage("raw-batch: bad RACE register write");
 				regs_off[k] = (unsigned int)a;
 				regs_val[k] = c;

@@ -98,9 +98,9 @@ def tracker_vm(boot_vm: BootVm) -> Iterator[TrackerFactory]:
     made: list[Vm] = []
 
     def make(config: str = "default", region: bool = True, raw: bool = False, load: bool = True,
-             append: str = "") -> Tracker:
+             append: str = "", cfg: DeviceConfig | None = None) -> Tracker:
         require_tracker_qemu()
-        cfg = cxlconfig.named(config)
+        cfg = cfg or cxlconfig.named(config)
         vm = boot_vm(topology=tracker_topology(cfg), append=append)
         made.append(vm)
         bdf = next(d["bdf"] for d in vm.pci_devices() if d["vendor"] == "0x1b36" and d["device"] == "0x0c7e")

@@ -250,7 +250,8 @@ struct cxlt_event {
  * this file exclusive use of the device: interrupts are masked, the driver
  * stops draining the event queue and every other ioctl of every file gets
  * -EBUSY until CXLT_RAW_EXIT or close. READ/WRITE access BAR0 at offset
- * with size 1, 2, 4 or 8 (naturally aligned, inside the BAR). RESET is a
+ * with size 1, 2, 4 or 8 (inside the BAR; misaligned offsets are passed to
+ * the device, which must refuse them as spec section 4.2 says). RESET is a
  * PCI function reset. Leaving raw mode resynchronises the driver's state.
  */
 #define CXLT_RAW_ENTER			0
