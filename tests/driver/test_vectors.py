@@ -18,7 +18,7 @@ per register access would take hours under TCG. So each case runs in two passes:
    from the recorded ones (possible only when the device answered differently,
    e.g. an extra poll), that is reported as a mismatch at the vector line.
 
-Cases with `tick` run on a VM whose tracker has a 50 ms tick (tick-ns) so that a
+Cases with `tick` run on a VM whose tracker has a 200 ms tick (tick-ns) so that a
 guest sleep of n ticks is long compared with the guest's own latency; everything
 else runs on the vector's configuration unchanged.
 """
@@ -39,19 +39,20 @@ from cxltrack.vectors.replay import Mismatch, ModelTarget, Replayer
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = load_corpus(ROOT / "vectors")
-SLOW_TICK_NS = 50_000_000
+SLOW_TICK_NS = 200_000_000
 RACE_SCHEDULES = (0, 1, 2, 3)
 
 Prim = tuple[Any, ...]
 
 # Vector ops a CPU cannot deliver to the device as written. A misaligned 8-byte
-# register read (10-registers.jsonl, case illegal_access, `reg_read offset 4 size 8`)
-# is split into two aligned 4-byte reads before it reaches the device (by the CPU's
-# bus interface on real hardware, by QEMU's memory core here), so the device sees two
-# legal reads instead of one BAD_WIDTH access. The case still runs; a mismatch is
-# accepted only at exactly that line (anything else in the case must agree).
-CPU_UNREPRESENTABLE = {("illegal_access", "10-registers.jsonl:51:")}
-
+# register read (case illegal_access, `reg_read offset 4 size 8`, line 51) is split
+# into two aligned 4-byte reads before it reaches the device (by the CPU's bus
+# interface on real hardware, by QEMU's memory core here): the device sees two legal
+# reads instead of one BAD_WIDTH access, so that read returns register data. Exactly
+# this comparison is tolerated (and printed); the rest of the case must agree.
+CPU_UNREPRESENTABLE = {
+    ("illegal_access", "10-registers.jsonl", 51): "misaligned 8-byte read split by the CPU path",
+}
 
 class Recorder:
     """A ModelTarget that logs every call and its answer."""
@@ -194,9 +195,21 @@ class Playback:
 
 
 class TrackingReplayer(Replayer):
-    """Replayer that tells the playback target which vector line is running."""
+    """Replayer that tells the playback target which vector line is running, and
+    tolerates the CPU_UNREPRESENTABLE comparisons (recorded in self.tolerated)."""
+
+    tolerated: list[str]
+
+    def _expect(self, vop: Any, fld: str, want: Any, got: Any) -> None:
+        key = (self.case.name, Path(self.case.source).name, vop.line)
+        if want != got and key in CPU_UNREPRESENTABLE:
+            self.tolerated.append(f"{key[1]}:{key[2]} {fld}: expected {want!r}, got {got!r} "
+                                  f"({CPU_UNREPRESENTABLE[key]})")
+            return
+        super()._expect(vop, fld, want, got)
 
     async def run(self) -> None:
+        self.tolerated = []
         await self.t.reset()
         for vop in self.case.ops:
             if isinstance(self.t, Playback):
@@ -219,7 +232,10 @@ def replay_on_guest(vm: Any, case: Case, schedule: int, tick_ns: int) -> None:
         answers.append(out[pos:pos + n])
         pos += n
     pb = Playback(rec.log, answers)
-    asyncio.run(TrackingReplayer(pb, case, schedule).run())  # type: ignore[arg-type]
+    rp = TrackingReplayer(pb, case, schedule)  # type: ignore[arg-type]
+    asyncio.run(rp.run())
+    for note in rp.tolerated:
+        print(f"tolerated, not representable through a CPU: {note}")
     if pb.i != len(rec.log):
         raise Mismatch(f"case '{case.name}': the replay ended after {pb.i} of {len(rec.log)} recorded calls")
 
@@ -254,9 +270,6 @@ def test_vector_corpus_through_driver(tracker_vm: TrackerFactory, config: str, s
             try:
                 replay_on_guest(vm, case, sched, cfg.tick_ns)
             except (Mismatch, AssertionError) as exc:
-                if any(case.name == name and where in str(exc) for name, where in CPU_UNREPRESENTABLE):
-                    print(f"accepted (not representable through a CPU): {exc}")
-                    continue
                 failures.append(f"[schedule {sched}] {exc}")
     print(f"{runs - len(failures)} of {runs} case runs agree with the model ({len(cases)} cases, config {config})")
     # After raw mode the driver is back in charge: a normal command works.
