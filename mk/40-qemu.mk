@@ -17,11 +17,13 @@ qemu-path: ## print only the absolute path of qemu-system-x86_64 (builds if need
 qemu-firmware-dirs: ## print the -L firmware dir(s) of the built QEMU
 	@$(QEMU_BUILD) --firmware-dirs
 
+# QEMU_BIN=<path> (with QEMU_FIRMWARE_DIR for a build without share/qemu)
+# tests another binary, e.g. the dev tree's (qemu-cxl-model/dev-tree).
 test-qemu: ## QEMU smoke test, shared-vector replay and fuzz over qtest
 	@mkdir -p $(JUNIT_DIR)
-	@QEMU_BIN=$$($(QEMU_BUILD) | tail -1) && export QEMU_BIN && \
+	@QEMU_BIN=$${QEMU_BIN:-$$($(QEMU_BUILD))} && export QEMU_BIN && \
 		$(call PYTEST,qemu) $(TOP)/qemu-cxl-model/tests
 
 bench-qemu: ## window throughput, tracking on vs off; last line ratio=<x>
-	@QEMU_BIN=$$($(QEMU_BUILD) | tail -1) && export QEMU_BIN && \
+	@QEMU_BIN=$${QEMU_BIN:-$$($(QEMU_BUILD))} && export QEMU_BIN && \
 		$(PY) $(TOP)/qemu-cxl-model/tests/bench.py

@@ -7,6 +7,7 @@ is no race between QEMU creating a socket and the test connecting to it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -29,15 +30,17 @@ def qemu_bin() -> str:
     env = os.environ.get("QEMU_BIN")
     if env:
         return env
-    out = subprocess.run(
-        [str(BUILD)], check=True, stdout=subprocess.PIPE, text=True
-    ).stdout
+    out = subprocess.run([str(BUILD)], check=True, stdout=subprocess.PIPE, text=True).stdout
     return out.strip().splitlines()[-1]
 
 
-def cxl_args(
-    tracker: bool = True, vmem_size: int = VMEM_SIZE, extra_tracker: str = ""
-) -> list[str]:
+def fw_args() -> list[str]:
+    """-L for a QEMU that has no share/qemu next to it (a development build)."""
+    fw = os.environ.get("QEMU_FIRMWARE_DIR")
+    return ["-L", fw] if fw else []
+
+
+def cxl_args(tracker: bool = True, vmem_size: int = VMEM_SIZE, extra_tracker: str = "") -> list[str]:
     args = [
         "-M",
         "q35,cxl=on",
@@ -57,8 +60,7 @@ def cxl_args(
             "-device",
             "cxl-type3,bus=root_port13,addr=0.0,multifunction=on,volatile-memdev=vmem0,id=cxl-vmem0",
             "-device",
-            "cxltrack,bus=root_port13,addr=0.1,id=trk0,memdev=cxl-vmem0"
-            + extra_tracker,
+            "cxltrack,bus=root_port13,addr=0.1,id=trk0,target=cxl-vmem0" + extra_tracker,
         ]
     else:
         args += [
@@ -86,9 +88,7 @@ class QMP:
         return json.loads(line)
 
     def cmd(self, name: str, **args) -> object:
-        self.sock.sendall(
-            json.dumps({"execute": name, "arguments": args}).encode() + b"\n"
-        )
+        self.sock.sendall(json.dumps({"execute": name, "arguments": args}).encode() + b"\n")
         while True:
             msg = self._readmsg()
             if "return" in msg:
@@ -125,14 +125,13 @@ class Qemu:
             "-mon",
             "chardev=qmp,mode=control",
         ]
+        cmd += fw_args()
         if qtest:
-            cmd += ["-qtest", f"unix:{d / 'qtest'}", "-accel", "qtest"]
+            cmd += ["-qtest", f"unix:{d / 'qtest'}", "-qtest-log", "/dev/null", "-accel", "qtest"]
         cmd += args
         self.cmdline = cmd
         with open(self.stderr_path, "wb") as err:
-            self.proc = subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err
-            )
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
         try:
             self.qtest_sock = None
             if qtest:
@@ -145,7 +144,7 @@ class Qemu:
         except (OSError, EOFError, RuntimeError, ValueError):
             self.proc.kill()
             self.proc.wait()
-            raise RuntimeError(f"QEMU did not start: {self.stderr()}")
+            raise RuntimeError(f"QEMU did not start: {self.stderr()}") from None
         finally:
             for s in listeners.values():
                 s.close()
@@ -164,9 +163,7 @@ class Qemu:
             while b"\n" not in self.qbuf:
                 chunk = self.qtest_sock.recv(65536)
                 if not chunk:
-                    raise EOFError(
-                        f"qtest closed after {line!r}; stderr: {self.stderr()}"
-                    )
+                    raise EOFError(f"qtest closed after {line!r}; stderr: {self.stderr()}")
                 self.qbuf += chunk
             reply, self.qbuf = self.qbuf.split(b"\n", 1)
             text = reply.decode()
@@ -222,10 +219,8 @@ class Qemu:
     def close(self) -> int:
         """Quit QEMU and return its exit status (negative: killed by signal)."""
         if self.proc.poll() is None:
-            try:
+            with contextlib.suppress(OSError, EOFError, RuntimeError):
                 self.qmp.cmd("quit")
-            except (OSError, EOFError, RuntimeError):
-                pass
             try:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
