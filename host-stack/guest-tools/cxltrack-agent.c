@@ -10,6 +10,7 @@
  * id 0 and stdout "ready <uptime>\n" so the host knows the guest is up.
  * The command runs as `/bin/sh -c cmd` in its own session, stdout/stderr go to
  * files in /tmp, and on timeout its whole process group is killed.
+ * The agent also runs on a host pty for the harness's own fast tests.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,9 +29,8 @@
 #define RSP_MAGIC 0x31525843u /* "CXR1" */
 #define MAX_REQ (64u << 20)
 
-static const char *in_path = "/tmp/.cxltrack-agent.in";
-static const char *out_path = "/tmp/.cxltrack-agent.out";
-static const char *err_path = "/tmp/.cxltrack-agent.err";
+/* Scratch files; the directory is $CXLTRACK_AGENT_TMP (default /tmp). */
+static char in_path[512], out_path[512], err_path[512];
 
 static int read_all(int fd, void *buf, size_t len)
 {
@@ -195,6 +195,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	const char *tmp = getenv("CXLTRACK_AGENT_TMP");
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	snprintf(in_path, sizeof(in_path), "%s/.cxltrack-agent.in", tmp);
+	snprintf(out_path, sizeof(out_path), "%s/.cxltrack-agent.out", tmp);
+	snprintf(err_path, sizeof(err_path), "%s/.cxltrack-agent.err", tmp);
 	f = fopen("/proc/uptime", "r");
 	if (f) {
 		if (fscanf(f, "%lf", &up) != 1)

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The emulated CXL type-3 device's volatile region is created and usable, as
 devdax (/dev/dax0.0, mmap) and as a kmem NUMA node."""
+
 from __future__ import annotations
 
 import json

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Tests of the harness itself: agent channel, errors, timeouts, VM life cycle."""
+
 from __future__ import annotations
 
 import os
@@ -49,10 +50,12 @@ def test_failing_guest_command_fails_the_test(pytester: pytest.Pytester) -> None
     """A test whose guest command fails is reported failed, with the guest's output in the
     report, and its VM logs are kept under out/e2e/<test>/."""
     pytester.makeconftest('pytest_plugins = ["cxltrack.harness.pytest_plugin"]\n')
-    pytester.makepyfile(test_inner=textwrap.dedent("""
+    pytester.makepyfile(
+        test_inner=textwrap.dedent("""
         def test_guest_fails(vm):
             vm.run("echo inner-stdout-marker; echo inner-stderr-marker >&2; false")
-    """))
+    """)
+    )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     text = result.stdout.str()
@@ -64,8 +67,10 @@ def test_failing_guest_command_fails_the_test(pytester: pytest.Pytester) -> None
         assert (kept / "console.log").stat().st_size > 0
         assert "inner-stderr-marker" in (kept / "commands.log").read_text()
         assert (kept / "qemu.log").exists()
+        assert "Linux version" in (kept / "dmesg.log").read_text()
     finally:
         import shutil
+
         shutil.rmtree(kept.parent, ignore_errors=True)
 
 

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The topology description composes (no VM needed)."""
+
 from __future__ import annotations
 
 from cxltrack.harness import Device, cxl_type3_topology

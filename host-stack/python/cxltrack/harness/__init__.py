@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Full-stack test harness: pinned guest kernel, guest images, QEMU CXL
 topologies, and VMs driven through a guest agent on virtio-serial."""
+
 from .agent import CommandResult, GuestCommandError, GuestError
 from .image import (
     GuestImage,
@@ -14,7 +15,21 @@ from .topology import Device, Object, Topology, cxl_type3_topology, plain_topolo
 from .vm import Vm, VmConfig
 
 __all__ = [
-    "CommandResult", "Device", "GuestCommandError", "GuestError", "GuestImage", "InitramfsImage",
-    "InitramfsSpec", "KernelTree", "Object", "Topology", "Vm", "VmConfig", "build_initramfs",
-    "cxl_type3_topology", "ensure_kernel", "load_image", "plain_topology",
+    "CommandResult",
+    "Device",
+    "GuestCommandError",
+    "GuestError",
+    "GuestImage",
+    "InitramfsImage",
+    "InitramfsSpec",
+    "KernelTree",
+    "Object",
+    "Topology",
+    "Vm",
+    "VmConfig",
+    "build_initramfs",
+    "cxl_type3_topology",
+    "ensure_kernel",
+    "load_image",
+    "plain_topology",
 ]

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """Command line of the harness (used by mk/50-e2e.mk):
 
-    python -m cxltrack.harness kernel [--print headers|root|vmlinuz|release]
-    python -m cxltrack.harness image --bin-dir D [--module-dir D] --manifest out/guest/busybox.json
-    python -m cxltrack.harness run --qemu Q --image M [--region devdax|kmem] [--workdir W] -- CMD...
+python -m cxltrack.harness kernel [--print headers|root|vmlinuz|release]
+python -m cxltrack.harness image --bin-dir D [--module-dir D] --manifest out/guest/busybox.json
+python -m cxltrack.harness run --qemu Q --image M [--region devdax|kmem] [--workdir W] -- CMD...
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,8 +56,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[guest] manifest {a.manifest}")
         return 0
     append = f"cxltrack.region={a.region}" if a.region else ""
-    cfg = VmConfig(qemu=a.qemu, image=load_image(a.image), topology=cxl_type3_topology(),
-                   workdir=a.workdir, append=append)
+    cfg = VmConfig(
+        qemu=a.qemu, image=load_image(a.image), topology=cxl_type3_topology(), workdir=a.workdir, append=append
+    )
     t0 = time.monotonic()
     try:
         with Vm(cfg) as vm:

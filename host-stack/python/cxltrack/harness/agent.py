@@ -6,13 +6,14 @@
 
 All integers are little-endian u32; the agent greets with a response of id 0.
 """
+
 from __future__ import annotations
 
-import socket
 import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 REQ_MAGIC = b"CXQ1"
 RSP_MAGIC = b"CXR1"
@@ -58,8 +59,12 @@ class CommandResult:
             text = _tail(data)
             return f"--- guest {name} ---\n{text}" + ("" if not text or text.endswith("\n") else "\n")
 
-        return (f"guest command {self.cmd!r} {state} after {self.seconds:.1f} s\n"
-                + block("stdout", self.stdout) + block("stderr", self.stderr) + "--- end ---")
+        return (
+            f"guest command {self.cmd!r} {state} after {self.seconds:.1f} s\n"
+            + block("stdout", self.stdout)
+            + block("stderr", self.stderr)
+            + "--- end ---"
+        )
 
 
 class GuestError(RuntimeError):
@@ -74,10 +79,19 @@ class GuestCommandError(GuestError):
         self.result = result
 
 
+class Stream(Protocol):
+    """What the channel needs of its transport (a socket.socket, or a pty adapter in tests)."""
+
+    def settimeout(self, value: float | None, /) -> None: ...
+    def recv(self, bufsize: int, /) -> bytes: ...
+    def sendall(self, data: bytes, /) -> None: ...
+    def close(self) -> None: ...
+
+
 class AgentChannel:
     """Framed request/response over the virtio-serial port's Unix socket."""
 
-    def __init__(self, sock: socket.socket, alive: Callable[[], bool]) -> None:
+    def __init__(self, sock: Stream, alive: Callable[[], bool]) -> None:
         self.sock = sock
         self.alive = alive
         self.next_id = 1
@@ -103,8 +117,7 @@ class AgentChannel:
         return data
 
     def _response(self, deadline: float, what: str) -> tuple[int, int, bool, bytes, bytes]:
-        magic, rid, status, timed_out, out_len, err_len = RSP_HDR.unpack(
-            self._recv_exact(RSP_HDR.size, deadline, what))
+        magic, rid, status, timed_out, out_len, err_len = RSP_HDR.unpack(self._recv_exact(RSP_HDR.size, deadline, what))
         if magic != RSP_MAGIC:
             raise GuestError(f"bad response magic {magic!r} from the guest agent")
         out = self._recv_exact(out_len, deadline, what)

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """A minimal, deterministic writer of "newc" cpio archives (the initramfs format)."""
+
 from __future__ import annotations
 
 import stat
@@ -54,8 +55,19 @@ class Archive:
             nonlocal ino
             namebytes = name.encode() + b"\0"
             fields = [
-                ino, e.mode, 0, 0, 2 if stat.S_ISDIR(e.mode) else 1, 0, len(e.data),
-                0, 0, e.rdev[0], e.rdev[1], len(namebytes), 0,
+                ino,
+                e.mode,
+                0,
+                0,
+                2 if stat.S_ISDIR(e.mode) else 1,
+                0,
+                len(e.data),
+                0,
+                0,
+                e.rdev[0],
+                e.rdev[1],
+                len(namebytes),
+                0,
             ]
             hdr = b"070701" + b"".join(b"%08X" % f for f in fields)
             out.write(hdr + namebytes)

@@ -5,6 +5,7 @@ The system's APT configuration is never changed: lists, cache and a source
 list live under <cache>/apt, and packages are extracted with `dpkg-deb -x`
 into cache directories instead of being installed.
 """
+
 from __future__ import annotations
 
 import os
@@ -70,8 +71,9 @@ class PrivateApt:
         """`name=version` of package `name` in `suite`."""
         self.update()
         env = dict(os.environ, APT_CONFIG=str(self.conf))
-        out = subprocess.run(["apt-cache", "show", f"{name}/{suite}"], env=env, check=True,
-                             capture_output=True, text=True).stdout
+        out = subprocess.run(
+            ["apt-cache", "show", f"{name}/{suite}"], env=env, check=True, capture_output=True, text=True
+        ).stdout
         for line in out.splitlines():
             if line.startswith("Version: "):
                 return f"{name}={line.split()[1]}"

@@ -10,6 +10,7 @@ lib/modules/<release>/extra). Builds are cached under <cache>/guest-images,
 keyed by a hash of every input. A future disk image (a debootstrap'd rootfs)
 implements the same `GuestImage` protocol.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -64,8 +65,15 @@ class InitramfsImage:
         return ["-kernel", str(self.kernel), "-initrd", str(self.initrd), "-append", cmdline]
 
     def to_json(self) -> str:
-        d = {"type": "initramfs", "name": self.name, "kernel": str(self.kernel), "initrd": str(self.initrd),
-             "append": self.append, "release": self.release, "key": self.key}
+        d = {
+            "type": "initramfs",
+            "name": self.name,
+            "kernel": str(self.kernel),
+            "initrd": str(self.initrd),
+            "append": self.append,
+            "release": self.release,
+            "key": self.key,
+        }
         return json.dumps(d, indent=2) + "\n"
 
     @classmethod
@@ -114,8 +122,9 @@ def _busybox(pins: GuestPins) -> Path:
     return dest / "bin" / "busybox"
 
 
-def _key(spec: InitramfsSpec, pins: GuestPins, bins: dict[str, Path], mods: dict[str, Path],
-         userland: Path | None) -> str:
+def _key(
+    spec: InitramfsSpec, pins: GuestPins, bins: dict[str, Path], mods: dict[str, Path], userland: Path | None
+) -> str:
     h = hashlib.sha256()
 
     def add(label: str, data: bytes) -> None:
@@ -184,8 +193,9 @@ def build_initramfs(spec: InitramfsSpec | None = None, force: bool = False) -> I
     return image
 
 
-def _assemble(spec: InitramfsSpec, kernel: KernelTree, busybox: Path,
-              bins: dict[str, Path], mods: dict[str, Path]) -> cpio.Archive:
+def _assemble(
+    spec: InitramfsSpec, kernel: KernelTree, busybox: Path, bins: dict[str, Path], mods: dict[str, Path]
+) -> cpio.Archive:
     a = cpio.Archive()
     for d in ("dev", "proc", "sys", "tmp", "run", "root", "etc", "usr/bin", "usr/sbin", "sbin", "mnt"):
         a.dir(d)
@@ -213,7 +223,9 @@ def _assemble(spec: InitramfsSpec, kernel: KernelTree, busybox: Path,
         modules.update(resolve_modules(kernel.modules, [d for d in own_deps if d not in known]))
     for rel, elf in modules.items():
         a.file(f"{moddir}/{rel}", elf)
-    builtin = {f: (kernel.modules / f).read_bytes() for f in ("modules.builtin", "modules.builtin.modinfo", "modules.order")}
+    builtin = {
+        f: (kernel.modules / f).read_bytes() for f in ("modules.builtin", "modules.builtin.modinfo", "modules.order")
+    }
     for name, data in _depmod(kernel.release, modules, builtin).items():
         a.file(f"{moddir}/{name}", data)
     a.file("etc/cxltrack/own-modules", "".join(f"{Path(n).stem}\n" for n in mods).encode())

@@ -2,6 +2,7 @@
 """The pinned Debian guest kernel: fetched with a private APT config and
 extracted (not installed) into the cache, with its headers made usable for
 out-of-tree modules (`make -C <headers> M=...`)."""
+
 from __future__ import annotations
 
 import lzma
@@ -47,7 +48,9 @@ def _fix_headers(tree: KernelTree, pins: GuestPins) -> None:
     mk = tree.headers / "Makefile"
     text = mk.read_text()
     common = tree.root / "usr" / "src" / f"linux-headers-{pins.kernel_abi}-common"
-    fixed = re.sub(r"^include /usr/src/(\S+)$", lambda m: f"include {tree.root}/usr/src/{m.group(1)}", text, flags=re.MULTILINE)
+    fixed = re.sub(
+        r"^include /usr/src/(\S+)$", lambda m: f"include {tree.root}/usr/src/{m.group(1)}", text, flags=re.MULTILINE
+    )
     if fixed != text:
         mk.write_text(fixed)
     for name, target in (("build", tree.headers), ("source", common)):
@@ -84,7 +87,7 @@ def modinfo(elf: bytes) -> dict[str, list[str]]:
     """The key=value pairs of a module's .modinfo ELF section."""
     if elf[:4] != b"\x7fELF" or elf[4] != 2:
         raise ValueError("not an ELF64 object")
-    e_shoff, = struct.unpack_from("<Q", elf, 0x28)
+    (e_shoff,) = struct.unpack_from("<Q", elf, 0x28)
     e_shentsize, e_shnum, e_shstrndx = struct.unpack_from("<HHH", elf, 0x3A)
 
     def section(i: int) -> tuple[int, int, int]:
@@ -96,9 +99,9 @@ def modinfo(elf: bytes) -> dict[str, list[str]]:
     for i in range(e_shnum):
         name, off, size = section(i)
         end = elf.index(b"\0", stroff + name)
-        if elf[stroff + name:end] != b".modinfo":
+        if elf[stroff + name : end] != b".modinfo":
             continue
-        for item in elf[off:off + size].split(b"\0"):
+        for item in elf[off : off + size].split(b"\0"):
             if b"=" in item:
                 k, _, v = item.decode(errors="replace").partition("=")
                 info.setdefault(k, []).append(v)
@@ -118,8 +121,7 @@ def resolve_modules(modules: Path, wanted: list[str]) -> dict[str, bytes]:
     """The named modules plus everything they depend on (from each module's `depends=`),
     decompressed; built-in modules are skipped. Key: path relative to lib/modules/<release>."""
     builtin = {
-        Path(line).name.split(".ko")[0].replace("-", "_")
-        for line in (modules / "modules.builtin").read_text().split()
+        Path(line).name.split(".ko")[0].replace("-", "_") for line in (modules / "modules.builtin").read_text().split()
     }
     index = module_index(modules)
     out: dict[str, bytes] = {}

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Project paths and the pinned guest versions (read from config/guest-kernel.mk)."""
+
 from __future__ import annotations
 
 import os

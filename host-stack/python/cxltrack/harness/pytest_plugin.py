@@ -12,9 +12,10 @@ Configuration (set by `make test-e2e`):
   CXLTRACK_KEEP_LOGS=1  keep out/e2e/<test>/ for passing tests too
 
 Logs of a test go to out/e2e/<test>/ (one subdirectory per VM: console.log,
-qemu.log, commands.log). They are kept when the test fails and removed when it
-passes. A failing test's report gets a section with each VM's console tail.
+qemu.log, commands.log, and dmesg.log if the guest still answered). They are
+kept when the test fails and removed when it passes. A failing test's report gets a section with each VM's console tail.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,6 +23,7 @@ import re
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,7 +45,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     median = walls[len(walls) // 2]
     terminalreporter.write_line(
         f"e2e boot-to-ready: {len(walls)} VM(s), min {walls[0]:.2f} s, median {median:.2f} s, "
-        f"max {walls[-1]:.2f} s (QEMU start to guest agent ready)")
+        f"max {walls[-1]:.2f} s (QEMU start to guest agent ready)"
+    )
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -61,8 +64,7 @@ def _failed(node: pytest.Item) -> bool:
 def qemu_binary() -> Path:
     q = os.environ.get("CXLTRACK_QEMU")
     if not q:
-        pytest.fail("CXLTRACK_QEMU is not set: run `make test-e2e` (it builds QEMU and the guest image)",
-                    pytrace=False)
+        pytest.fail("CXLTRACK_QEMU is not set: run `make test-e2e` (it builds QEMU and the guest image)", pytrace=False)
     p = Path(q)
     if not os.access(p, os.X_OK):
         pytest.fail(f"CXLTRACK_QEMU={q} is not an executable", pytrace=False)
@@ -89,28 +91,43 @@ def boot_vm(request: pytest.FixtureRequest) -> Iterator[BootVm]:
     shutil.rmtree(base, ignore_errors=True)
     vms: list[Vm] = []
 
-    def boot(topology: Topology | None = None, image: GuestImage | None = None, append: str = "",
-             region: str | None = None, **cfg: object) -> Vm:
+    def boot(
+        topology: Topology | None = None,
+        image: GuestImage | None = None,
+        append: str = "",
+        region: str | None = None,
+        **cfg: Any,
+    ) -> Vm:
         if region:
             append = f"{append} cxltrack.region={region}".strip()
-        vm_cfg = VmConfig(qemu=qemu_binary(), image=image or default_image(),
-                          topology=topology or cxl_type3_topology(), workdir=base / f"vm{len(vms)}",
-                          append=append, **cfg)  # type: ignore[arg-type]
+        vm_cfg = VmConfig(
+            qemu=qemu_binary(),
+            image=image or default_image(),
+            topology=topology or cxl_type3_topology(),
+            workdir=base / f"vm{len(vms)}",
+            append=append,
+            **cfg,
+        )
         vm = Vm(vm_cfg)
         vms.append(vm)
         vm.start()
         assert vm.boot_seconds is not None
         BOOT_TIMES.append((node.name, vm.boot_seconds, vm.guest_uptime_at_ready))
-        print(f"[e2e] {node.name}: vm{len(vms) - 1} ready in {vm.boot_seconds:.2f} s "
-              f"(guest uptime {vm.guest_uptime_at_ready} s)")
+        print(
+            f"[e2e] {node.name}: vm{len(vms) - 1} ready in {vm.boot_seconds:.2f} s "
+            f"(guest uptime {vm.guest_uptime_at_ready} s)"
+        )
         return vm
 
     try:
         yield boot
     finally:
+        failed = _failed(node)
         for vm in vms:
+            if failed:
+                vm.save_dmesg()
             vm.shutdown()
-        if _failed(node):
+        if failed:
             for i, vm in enumerate(vms):
                 tail = "\n".join(vm.console_text().splitlines()[-60:])
                 node.add_report_section("teardown", f"vm{i} console (tail; full logs in {vm.cfg.workdir})", tail)

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """A minimal QMP client (JSON over a Unix socket) for shutting QEMU down and
 for tests that poke the machine."""
+
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 from typing import Any
@@ -48,7 +50,5 @@ class Qmp:
             return msg.get("return")
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self.sock.close()
-        except OSError:
-            pass

@@ -11,6 +11,7 @@ function 1 of the type-3 device's slot:
 which turns the type-3 device into `addr=0.0,multifunction=on` and adds the new
 device at `addr=0.1` on the same bus.
 """
+
 from __future__ import annotations
 
 import copy

@@ -6,6 +6,7 @@ the given suite once, downloaded with the private APT config and extracted into
 <cache>/guest-userland/<key>; then only the files the binaries need (their ELF
 DT_NEEDED closure and the dynamic loader) go into the image.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -21,14 +22,14 @@ LIBDIRS = ("usr/lib/x86_64-linux-gnu", "lib/x86_64-linux-gnu", "usr/lib64", "lib
 def _sections(elf: bytes) -> dict[str, tuple[int, int]]:
     if elf[:4] != b"\x7fELF" or elf[4] != 2:
         raise ValueError("not an ELF64 file")
-    shoff, = struct.unpack_from("<Q", elf, 0x28)
+    (shoff,) = struct.unpack_from("<Q", elf, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3A)
     hdrs = [struct.unpack_from("<IIQQQQ", elf, shoff + i * shentsize) for i in range(shnum)]
     stroff = hdrs[shstrndx][4]
     out: dict[str, tuple[int, int]] = {}
     for name, _t, _f, _a, off, size in hdrs:
         end = elf.index(b"\0", stroff + name)
-        out[elf[stroff + name:end].decode()] = (off, size)
+        out[elf[stroff + name : end].decode()] = (off, size)
     return out
 
 
@@ -46,7 +47,7 @@ def elf_needed(elf: bytes) -> list[str]:
             break
         if tag == 1:
             end = elf.index(b"\0", str_off + val)
-            needed.append(elf[str_off + val:end].decode())
+            needed.append(elf[str_off + val : end].decode())
     return needed
 
 
@@ -55,7 +56,7 @@ def elf_interp(elf: bytes) -> str | None:
     if ".interp" not in secs:
         return None
     off, size = secs[".interp"]
-    return elf[off:off + size].rstrip(b"\0").decode()
+    return elf[off : off + size].rstrip(b"\0").decode()
 
 
 def ensure_userland(pins: GuestPins) -> Path:
@@ -97,8 +98,9 @@ def _find(root: Path, soname: str, needed_by: str) -> Path:
         p = root / d / soname
         if p.exists():
             return p.resolve()
-    raise FileNotFoundError(f"{soname} (needed by {needed_by}) is in none of the userland packages; "
-                            "add its package to GUEST_USERLAND_PKGS")
+    raise FileNotFoundError(
+        f"{soname} (needed by {needed_by}) is in none of the userland packages; add its package to GUEST_USERLAND_PKGS"
+    )
 
 
 def userland_key(root: Path) -> str:

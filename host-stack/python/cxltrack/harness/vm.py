@@ -9,11 +9,14 @@ QEMU's stdout/stderr go to <workdir>/qemu.log, the guest console to
 <workdir>/commands.log. QEMU gets PR_SET_PDEATHSIG so it dies with the process
 that started it, even when that one is killed.
 """
+
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -25,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Self, TextIO
 
-from .agent import AgentChannel, CommandResult, GuestCommandError, GuestError
+from .agent import AgentChannel, CommandResult, GuestCommandError, GuestError, Stream
 from .image import AGENT_PORT, GuestImage
 from .qmp import Qmp, QmpError
 from .topology import Topology
@@ -53,10 +56,11 @@ def host_has_hw_virt() -> bool:
 
 
 def default_datadirs() -> list[Path]:
-    env = os.environ.get("CXLTRACK_QEMU_DATADIRS")
-    if env:
-        return [Path(p) for p in env.split(":") if p]
-    return [p for p in (Path("/usr/share/seabios"), Path("/usr/share/qemu")) if p.is_dir()]
+    """Extra `-L` firmware dirs from $CXLTRACK_QEMU_DATADIRS (':'-separated). None by default:
+    the project's QEMU is relocatable and finds its own share/qemu; a system dir such as
+    /usr/share/qemu could hold firmware of another QEMU version."""
+    env = os.environ.get("CXLTRACK_QEMU_DATADIRS", "")
+    return [Path(p) for p in env.split(":") if p]
 
 
 def _remove_stale_tmp() -> None:
@@ -133,16 +137,30 @@ class Vm:
         for d in cfg.datadirs:
             args += ["-L", str(d)]
         args += [
-            "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
-            "-accel", accel, "-cpu", cpu,
+            "-nodefaults",
+            "-no-user-config",
+            "-display",
+            "none",
+            "-no-reboot",
+            "-accel",
+            accel,
+            "-cpu",
+            cpu,
             *cfg.topology.args(),
-            "-chardev", f"file,id=con,path={self.console_log}",
-            "-serial", "chardev:con",
-            "-device", "virtio-serial-pci,id=vser0,bus=pcie.0",
-            "-chardev", f"socket,id=agent,path={agent_sock}",
-            "-device", f"virtserialport,bus=vser0.0,chardev=agent,name={AGENT_PORT}",
-            "-chardev", f"socket,id=qmp,path={qmp_sock}",
-            "-mon", "chardev=qmp,mode=control",
+            "-chardev",
+            f"file,id=con,path={self.console_log}",
+            "-serial",
+            "chardev:con",
+            "-device",
+            "virtio-serial-pci,id=vser0,bus=pcie.0",
+            "-chardev",
+            f"socket,id=agent,path={agent_sock}",
+            "-device",
+            f"virtserialport,bus=vser0.0,chardev=agent,name={AGENT_PORT}",
+            "-chardev",
+            f"socket,id=qmp,path={qmp_sock}",
+            "-mon",
+            "chardev=qmp,mode=control",
             *cfg.image.qemu_args(cfg.append),
             *cfg.extra_args,
         ]
@@ -177,8 +195,9 @@ class Vm:
         _live.add(self)
         t0 = time.monotonic()
         try:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=qlog, stderr=subprocess.STDOUT,
-                                         preexec_fn=_pdeathsig)  # noqa: PLW1509 - single-threaded harness
+            self.proc = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=qlog, stderr=subprocess.STDOUT, preexec_fn=_pdeathsig
+            )
             conns = [self._accept(s, t0 + 30) for s in listeners]
             try:
                 self.qmp = Qmp(conns[1])
@@ -217,8 +236,10 @@ class Vm:
         rc = None if self.proc is None else self.proc.poll()
         q = self.qemu_log_text().splitlines()[-lines:]
         c = self.console_text().splitlines()[-lines:]
-        return (f"QEMU {'running' if rc is None else f'exit status {rc}'}; logs in {self.cfg.workdir}\n"
-                "--- qemu.log (tail) ---\n" + "\n".join(q) + "\n--- console.log (tail) ---\n" + "\n".join(c))
+        return (
+            f"QEMU {'running' if rc is None else f'exit status {rc}'}; logs in {self.cfg.workdir}\n"
+            "--- qemu.log (tail) ---\n" + "\n".join(q) + "\n--- console.log (tail) ---\n" + "\n".join(c)
+        )
 
     def shutdown(self, timeout: float = 10.0) -> None:
         """Stop QEMU (QMP quit, then SIGTERM, then SIGKILL) and release everything. Idempotent."""
@@ -232,17 +253,19 @@ class Vm:
                 self._note(f"QMP quit failed: {exc}")
             for sig in (None, signal.SIGTERM, signal.SIGKILL):
                 if sig is not None:
-                    try:
+                    with contextlib.suppress(ProcessLookupError):
                         proc.send_signal(sig)
-                    except ProcessLookupError:
-                        pass
                 try:
                     proc.wait(timeout=timeout if sig is None else 5)
                     break
                 except subprocess.TimeoutExpired:
                     continue
-        closers: list[Qmp | socket.socket | IO[bytes] | TextIO | None] = [
-            self.qmp, self.agent.sock if self.agent else None, self._qemu_log, self._transcript]
+        closers: list[Qmp | Stream | IO[bytes] | TextIO | None] = [
+            self.qmp,
+            self.agent.sock if self.agent else None,
+            self._qemu_log,
+            self._transcript,
+        ]
         for closer in closers:
             try:
                 if closer is not None:
@@ -290,9 +313,20 @@ class Vm:
             raise GuestCommandError(res)
         return res
 
+    def save_dmesg(self) -> None:
+        """Write the guest kernel log to <workdir>/dmesg.log if the guest still answers."""
+        if self.agent is None or self.agent.broken or not self.alive():
+            return
+        try:
+            res = self.agent.run("dmesg", 10)
+        except GuestError:
+            return
+        (self.cfg.workdir / "dmesg.log").write_bytes(res.stdout)
+
     def write_file(self, path: str, data: bytes, mode: str = "644") -> None:
         """Create a guest file from bytes (through the agent's stdin; keep it to a few MiB)."""
-        self.run(f"cat > {path} && chmod {mode} {path}", stdin=data)
+        q = shlex.quote(path)
+        self.run(f"cat > {q} && chmod {shlex.quote(mode)} {q}", stdin=data)
 
     # -- hooks for the tracker (not implemented here) ----------------------
     def pci_devices(self) -> list[dict[str, str]]:
@@ -300,9 +334,10 @@ class Vm:
         out = self.run(
             "for d in /sys/bus/pci/devices/*; do "
             "printf '%s %s %s %s %s\\n' ${d##*/} $(cat $d/vendor $d/device $d/class) "
-            "$(basename $(readlink $d/driver 2>/dev/null) 2>/dev/null || echo -); done").out
+            "$(basename $(readlink $d/driver 2>/dev/null) 2>/dev/null || echo -); done"
+        ).out
         keys = ("bdf", "vendor", "device", "class", "driver")
-        return [dict(zip(keys, line.split())) for line in out.splitlines() if line.strip()]
+        return [dict(zip(keys, line.split(), strict=False)) for line in out.splitlines() if line.strip()]
 
     def pci_bar_path(self, vendor: str, device: str, bar: int = 0) -> str:
         """sysfs path of BAR `bar` of the first guest PCI function vendor:device, for a guest
