@@ -221,10 +221,13 @@ int cxlt_set_ctrl(struct cxlt_dev *cd, struct cxlt_ctrl *c)
 	ret = cxlt_enter(cd, NULL);
 	if (ret)
 		return ret;
-	cd->ctrl = (cd->ctrl & ~clr) | set;
-	if (c->flags & CXLT_CTRL_TIMEOUT)
-		cd->slot_timeout = c->slot_timeout;
-	cxlt_write_ctrl(cd);
+	/* A pure query (nothing to set, clear or time) does not write the device. */
+	if (set | clr | (c->flags & CXLT_CTRL_TIMEOUT)) {
+		cd->ctrl = (cd->ctrl & ~clr) | set;
+		if (c->flags & CXLT_CTRL_TIMEOUT)
+			cd->slot_timeout = c->slot_timeout;
+		cxlt_write_ctrl(cd);
+	}
 	c->ctrl = 0;
 	if (cxlt_rd(cd, CXLT_CTRL) & CXLT_CTRL_TRACK_EN_MASK)
 		c->ctrl |= CXLT_CTRL_F_TRACK_EN;

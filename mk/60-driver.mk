@@ -78,7 +78,12 @@ driver-check: ## checkpatch.pl --strict over driver/ (cached linux-source checkp
 	      perl $$cp $(CHECKPATCH_OPTS),BIT_MACRO -f $(DRIVER_SRC)/include/uapi/linux/cxltrack.h) ; \
 	bad=$$(echo "$$out" | grep -v '^total: 0 errors, 0 warnings, 0 checks'); \
 	if [ -n "$$bad" ]; then echo "$$bad"; exit 1; fi; \
-	echo "driver-check: checkpatch --strict clean ($$(echo "$$out" | wc -l) files)"
+	echo "driver-check: checkpatch --strict clean ($$(echo "$$out" | wc -l) files)"; \
+	kd=$$($(HARNESS) kernel --print headers)/../linux-headers-$$(sed -n 's/^GUEST_KERNEL_ABI := //p' \
+		$(TOP)/config/guest-kernel.mk)-common/scripts/kernel-doc; \
+	warn=$$(perl $$kd -none -Wall $(DRIVER_SRC)/include/linux/cxltrack.h $(wildcard $(DRIVER_SRC)/*.c) 2>&1); \
+	if [ -n "$$warn" ]; then echo "$$warn"; exit 1; fi; \
+	echo "driver-check: kernel-doc -Wall clean"
 
 driver-clean:
 	@rm -rf $(DRIVER_OUT)

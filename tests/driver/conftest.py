@@ -7,6 +7,7 @@ Every VM a test boots is checked at teardown: the guest kernel log must hold no
 WARNING/BUG/Oops/lockdep/KASAN/UBSAN/hung-task report (the pinned Debian kernel
 has no lockdep; the pattern is checked anyway so a debug kernel would be caught).
 """
+
 from __future__ import annotations
 
 import re
@@ -37,12 +38,14 @@ _qemu_has_tracker: bool | None = None
 def require_tracker_qemu() -> None:
     global _qemu_has_tracker
     if _qemu_has_tracker is None:
-        out = subprocess.run([str(qemu_binary()), "-device", "help"], capture_output=True, text=True,
-                             timeout=60).stdout
+        out = subprocess.run([str(qemu_binary()), "-device", "help"], capture_output=True, text=True, timeout=60).stdout
         _qemu_has_tracker = '"cxltrack"' in out
     if not _qemu_has_tracker:
-        pytest.fail(f"{qemu_binary()} has no 'cxltrack' device (the qemu branch's device model is "
-                    "needed: merge it, or point CXLTRACK_QEMU at a build that has it)", pytrace=False)
+        pytest.fail(
+            f"{qemu_binary()} has no 'cxltrack' device (the qemu branch's device model is "
+            "needed: merge it, or point CXLTRACK_QEMU at a build that has it)",
+            pytrace=False,
+        )
 
 
 def device_props(cfg: DeviceConfig) -> dict[str, str | int | bool]:
@@ -92,16 +95,28 @@ TrackerFactory = Callable[..., Tracker]
 
 @pytest.fixture
 def tracker_vm(boot_vm: BootVm) -> Iterator[TrackerFactory]:
-    """Factory: tracker_vm(config="default", region=True, raw=False, load=True) → Tracker.
+    """Factory: tracker_vm(config="default", region=True, raw=False, load=True, cfg=None,
+    devices=None) → Tracker (cfg: a DeviceConfig instead of a named one; devices: more
+    QEMU devices for the topology).
     Boots the topology with the tracker built from config/<config>.toml, loads cxltrack.ko
     (allow_raw=1 if raw) and creates the devdax region /dev/dax0.0."""
     made: list[Vm] = []
 
-    def make(config: str = "default", region: bool = True, raw: bool = False, load: bool = True,
-             append: str = "", cfg: DeviceConfig | None = None) -> Tracker:
+    def make(
+        config: str = "default",
+        region: bool = True,
+        raw: bool = False,
+        load: bool = True,
+        append: str = "",
+        cfg: DeviceConfig | None = None,
+        devices: list[Device] | None = None,
+    ) -> Tracker:
         require_tracker_qemu()
         cfg = cfg or cxlconfig.named(config)
-        vm = boot_vm(topology=tracker_topology(cfg), append=append)
+        topo = tracker_topology(cfg)
+        for dev in devices or []:
+            topo.add(dev)
+        vm = boot_vm(topology=topo, append=append)
         made.append(vm)
         bdf = next(d["bdf"] for d in vm.pci_devices() if d["vendor"] == "0x1b36" and d["device"] == "0x0c7e")
         if load:
@@ -117,7 +132,7 @@ def tracker_vm(boot_vm: BootVm) -> Iterator[TrackerFactory]:
         if vm.alive():
             try:
                 splats = dmesg_splats(vm)
-            except Exception as exc:  # noqa: BLE001 - report, do not mask the test's own result
+            except Exception as exc:  # report it, do not mask the test's own result
                 problems.append(f"could not read dmesg: {exc}")
                 continue
             if splats:

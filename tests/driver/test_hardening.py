@@ -2,6 +2,7 @@
 """uapi hardening and lifetime: the ioctl fuzzer, unbind/remove/reset while files
 are open and callers are busy, module unload. The tracker_vm fixture fails a test
 whose guest kernel log shows a WARNING/BUG/Oops/lockdep report."""
+
 from __future__ import annotations
 
 import time

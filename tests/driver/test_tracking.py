@@ -3,6 +3,7 @@
 bitmaps for a random writer, harvests racing writers (property a), the block
 association and discard-if-clean racing a writer (property b), slot merges
 (property c) and events, all through /dev/cxltrack0 and a /dev/dax0.0 mapping."""
+
 from __future__ import annotations
 
 import pytest

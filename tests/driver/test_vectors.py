@@ -22,6 +22,7 @@ Cases with `tick` run on a VM whose tracker has a 200 ms tick (tick-ns) so that 
 guest sleep of n ticks is long compared with the guest's own latency; everything
 else runs on the vector's configuration unchanged.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -53,6 +54,7 @@ Prim = tuple[Any, ...]
 CPU_UNREPRESENTABLE = {
     ("illegal_access", "10-registers.jsonl", 51): "misaligned 8-byte read split by the CPU path",
 }
+
 
 class Recorder:
     """A ModelTarget that logs every call and its answer."""
@@ -92,8 +94,9 @@ class Recorder:
         await self.m.tick(n)
         self.log.append((("tick", n), None))
 
-    async def race(self, reg_writes: Sequence[tuple[int, int]], mem_writes: Sequence[tuple[int, bytes]],
-                   schedule: int) -> None:
+    async def race(
+        self, reg_writes: Sequence[tuple[int, int]], mem_writes: Sequence[tuple[int, bytes]], schedule: int
+    ) -> None:
         await self.m.race(reg_writes, mem_writes, schedule)
         self.log.append((("race", tuple(reg_writes), tuple((a, bytes(d)) for a, d in mem_writes), schedule), None))
 
@@ -158,8 +161,10 @@ class Playback:
     def _next(self, prim: Prim) -> list[str]:
         if self.i >= len(self.log) or self.log[self.i][0] != prim:
             want = self.log[self.i][0] if self.i < len(self.log) else "end of the recorded calls"
-            raise Mismatch(f"{self.where}: the device's answers led the replay engine to {prim!r} "
-                           f"where the model led it to {want!r} (call {self.i})")
+            raise Mismatch(
+                f"{self.where}: the device's answers led the replay engine to {prim!r} "
+                f"where the model led it to {want!r} (call {self.i})"
+            )
         ans = self.answers[self.i]
         self.i += 1
         return ans
@@ -189,8 +194,9 @@ class Playback:
     async def tick(self, n: int) -> None:
         self._next(("tick", n))
 
-    async def race(self, reg_writes: Sequence[tuple[int, int]], mem_writes: Sequence[tuple[int, bytes]],
-                   schedule: int) -> None:
+    async def race(
+        self, reg_writes: Sequence[tuple[int, int]], mem_writes: Sequence[tuple[int, bytes]], schedule: int
+    ) -> None:
         self._next(("race", tuple(reg_writes), tuple((a, bytes(d)) for a, d in mem_writes), schedule))
 
 
@@ -203,8 +209,9 @@ class TrackingReplayer(Replayer):
     def _expect(self, vop: Any, fld: str, want: Any, got: Any) -> None:
         key = (self.case.name, Path(self.case.source).name, vop.line)
         if want != got and key in CPU_UNREPRESENTABLE:
-            self.tolerated.append(f"{key[1]}:{key[2]} {fld}: expected {want!r}, got {got!r} "
-                                  f"({CPU_UNREPRESENTABLE[key]})")
+            self.tolerated.append(
+                f"{key[1]}:{key[2]} {fld}: expected {want!r}, got {got!r} ({CPU_UNREPRESENTABLE[key]})"
+            )
             return
         super()._expect(vop, fld, want, got)
 
@@ -229,7 +236,7 @@ def replay_on_guest(vm: Any, case: Case, schedule: int, tick_ns: int) -> None:
     answers: list[list[str]] = []
     pos = 0
     for n in counts:
-        answers.append(out[pos:pos + n])
+        answers.append(out[pos : pos + n])
         pos += n
     pb = Playback(rec.log, answers)
     rp = TrackingReplayer(pb, case, schedule)  # type: ignore[arg-type]
