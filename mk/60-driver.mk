@@ -49,7 +49,22 @@ $(DRIVER_MOD)/cxltrack.ko: $(DRIVER_SOURCES) $(REGS_H)
 		echo "[driver] the build printed warnings (W=1 must be clean)"; exit 1; fi; \
 	cp $(DRIVER_KBUILD)/src/cxltrack.ko $@
 
-driver: $(DRIVER_MOD)/cxltrack.ko ## build cxltrack.ko against the pinned guest kernel (W=1, warning-free)
+# A second module that calls the exported in-kernel API (tests/driver/kmod).
+APITEST_SRC := $(wildcard $(TOP)/tests/driver/kmod/*.c $(TOP)/tests/driver/kmod/Kbuild)
+$(DRIVER_MOD)/cxltrack_apitest.ko: $(APITEST_SRC) $(DRIVER_MOD)/cxltrack.ko
+	@kdir=$$($(HARNESS) kernel --print headers) && \
+	rm -rf $(DRIVER_KBUILD)/apitest && mkdir -p $(DRIVER_KBUILD)/apitest && \
+	cp $(APITEST_SRC) $(DRIVER_KBUILD)/apitest/ && \
+	echo "[driver] make -C $$kdir M=... W=1 modules (cxltrack_apitest)" && \
+	nice $(MAKE) --no-print-directory -s -C "$$kdir" M=$(DRIVER_KBUILD)/apitest W=1 \
+		CXLT_DRIVER_INCLUDE=$(DRIVER_KBUILD)/src/include \
+		KBUILD_EXTRA_SYMBOLS=$(DRIVER_KBUILD)/src/Module.symvers modules \
+		2>&1 | tee $(DRIVER_OUT)/build-apitest.log; \
+	test $${PIPESTATUS[0]} -eq 0 || exit 1; \
+	if grep -E 'warning:|error:' $(DRIVER_OUT)/build-apitest.log; then exit 1; fi; \
+	cp $(DRIVER_KBUILD)/apitest/cxltrack_apitest.ko $@
+
+driver: $(DRIVER_MOD)/cxltrack.ko $(DRIVER_MOD)/cxltrack_apitest.ko ## build cxltrack.ko (+ API test module) against the pinned guest kernel (W=1, warning-free)
 
 $(DRIVER_LIB)/libcxltrack.a: $(LIBCXLT_SRC) $(LIBCXLT_HDR) $(REGS_H) | guest-deps-host
 	@mkdir -p $(DRIVER_LIB)/obj
@@ -73,7 +88,7 @@ host-tools: $(DRIVER_BIN)/cxltrack $(DRVTEST_BIN) ## libcxltrack, the cxltrack C
 CHECKPATCH_OPTS := --strict --no-tree --quiet --terse --show-types --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG
 driver-check: ## checkpatch.pl --strict over driver/ (cached linux-source checkpatch)
 	@cp=$$($(DRIVER_SRC)/scripts/get-checkpatch) && \
-	out=$$(perl $$cp $(CHECKPATCH_OPTS) -f $(wildcard $(DRIVER_SRC)/*.c $(DRIVER_SRC)/*.h) \
+	out=$$(perl $$cp $(CHECKPATCH_OPTS) -f $(wildcard $(DRIVER_SRC)/*.c $(DRIVER_SRC)/*.h $(TOP)/tests/driver/kmod/*.c) \
 		$(DRIVER_SRC)/include/linux/cxltrack.h; \
 	      perl $$cp $(CHECKPATCH_OPTS),BIT_MACRO -f $(DRIVER_SRC)/include/uapi/linux/cxltrack.h) ; \
 	bad=$$(echo "$$out" | grep -v '^total: 0 errors, 0 warnings, 0 checks'); \
