@@ -156,6 +156,9 @@ def test_cli_help_and_argument_errors(tracker_vm: TrackerFactory) -> None:
     r = t.run("cxltrack chunk release 1 5", check=False)
     assert r.status == 1 and "wrong state" in r.err
     t.run("cxltrack chunk assign 1 5")
+    assert t.run("cxltrack chunk list 5").out.split() == ["count=1", "1"]
+    assert t.run("cxltrack chunk list 0").out.split()[0] == f"count={t.cfg.chunks - 1}"
+    assert t.run("cxltrack chunk query 1").out.strip() == "state=OWNED owner=5"
     r = t.run("cxltrack chunk assign 1 6", check=False)
     assert r.status == 1 and "busy" in r.err
     r = t.run("cxltrack chunk release 1 6", check=False)

@@ -507,7 +507,46 @@ static int mode_events(void)
 	check(cxltrack_chunk_query(t, chunk, &state, &owner), "chunk query");
 	if (state != CXLT_CHUNKST_FREE || owner)
 		fail("chunk %u after scrub: state %u owner %u", chunk, state, owner);
-	printf("ok events: SLOT_FULL, MERGE_DONE, BAT_INVALIDATED, SCRUB_DONE arrived via poll+read\n");
+	/*
+	 * Per-file ring: 300 MERGE_DONE events left unread fill this file's ring
+	 * (256 records); the rest are dropped for this file only and the next
+	 * record it gets carries CXLT_EVENT_F_OVERRUN.
+	 */
+	{
+		struct cxlt_event ev[64];
+		int n, got = 0, flagged = 0;
+
+		while (cxltrack_events(t, ev, 64, 0) > 0)
+			;
+		for (int k = 0; k < 300; k++) {
+			slot = cxltrack_slot_alloc(t, (uint64_t)k, 0);
+			check(slot, "slot alloc");
+			check(cxltrack_slot_write(t, (unsigned int)slot, 0, buf, 1), "slot write");
+			check(cxltrack_slot_merge(t, (unsigned int)slot, p, &vb), "slot merge");
+		}
+		usleep(200000);
+		while ((n = cxltrack_events(t, ev, 64, 0)) > 0)
+			got += n;
+		check(n, "events");
+		if (got != 256)
+			fail("read %d records after 300 unread events, want the ring's 256", got);
+		slot = cxltrack_slot_alloc(t, 999, 0);
+		check(slot, "slot alloc");
+		check(cxltrack_slot_release(t, (unsigned int)slot), "slot release");
+		slot = cxltrack_slot_alloc(t, 998, 0);
+		check(slot, "slot alloc");
+		/* a full slot: SLOT_FULL */
+		check(cxltrack_slot_write(t, (unsigned int)slot, 0, buf, 4096), "slot write");
+		n = cxltrack_events(t, ev, 64, 2000);
+		check(n, "events");
+		for (int k = 0; k < n; k++)
+			flagged += !!(ev[k].flags & CXLT_EVENT_F_OVERRUN);
+		if (n < 1 || !(ev[0].flags & CXLT_EVENT_F_OVERRUN) || flagged != 1)
+			fail("after an overrun: %d records, first flags %u, %d flagged", n,
+			     n > 0 ? ev[0].flags : 0, flagged);
+	}
+	printf("ok events: SLOT_FULL, MERGE_DONE, BAT_INVALIDATED, SCRUB_DONE arrived via poll+read; "
+	       "a full per-file ring flags the next record OVERRUN\n");
 	return 0;
 }
 
