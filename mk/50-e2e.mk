@@ -53,11 +53,13 @@ guest: $(GUEST_DEPS) ## build the guest image (kernel + busybox initramfs + agen
 		--manifest $(GUEST_IMAGE)
 
 # The QEMU binary: `make qemu-path` (qemu-cxl-model) prints it as its last line.
-QEMU_BIN = $(or $(CXLTRACK_QEMU),$(shell $(MAKE) --no-print-directory -s qemu-path | tail -n1))
+# Override with CXLTRACK_QEMU=/path/to/qemu-system-x86_64.
+QEMU_BIN = $(or $(CXLTRACK_QEMU),$(if $(wildcard $(TOP)/qemu-cxl-model/build-qemu),\
+	$(shell $(MAKE) --no-print-directory -s qemu-path | tail -n1)))
 
 guest-run: guest ## boot the CXL topology once and run CMD (REGION=devdax|kmem optional)
 	@$(HARNESS) run --qemu "$(QEMU_BIN)" --image $(GUEST_IMAGE) $(if $(REGION),--region $(REGION)) -- "$(CMD)"
 
 test-e2e: guest ## full-stack tests: boot VMs on the QEMU CXL model
-	@q="$(QEMU_BIN)"; test -x "$$q" || { echo "test-e2e: no QEMU binary (got '$$q')"; exit 1; }; \
+	@q="$(QEMU_BIN)"; test -x "$$q" || { echo "test-e2e: no QEMU binary (got '$$q'): needs qemu-cxl-model (make qemu-path) or CXLTRACK_QEMU"; exit 1; }; \
 	CXLTRACK_QEMU="$$q" CXLTRACK_GUEST_IMAGE=$(GUEST_IMAGE) $(call PYTEST,e2e) $(TOP)/tests/e2e
