@@ -171,6 +171,10 @@ static long cxlt_ioc_harvest(struct cxlt_file *f, void __user *argp)
 		return -EINVAL;
 	if (h.kind > CXLT_HARVEST_HOTNESS)
 		return -EINVAL;
+	if (h.start % CXLT_HARVEST_ALIGN_PAGES || h.count % CXLT_HARVEST_ALIGN_PAGES)
+		return -EINVAL;
+	if (!h.count || h.start >= cd->caps.pages || h.count > cd->caps.pages - h.start)
+		return -ERANGE;
 	need = h.kind == CXLT_HARVEST_HOTNESS ? h.count : h.count / 8;
 	if (h.buf_len < need)
 		return -EINVAL;
@@ -180,10 +184,6 @@ static long cxlt_ioc_harvest(struct cxlt_file *f, void __user *argp)
 	 */
 	if (!h.buf || !access_ok(u64_to_user_ptr(h.buf), need))
 		return -EFAULT;
-	if (h.start % CXLT_HARVEST_ALIGN_PAGES || h.count % CXLT_HARVEST_ALIGN_PAGES)
-		return -EINVAL;
-	if (!h.count || h.start >= cd->caps.pages || h.count > cd->caps.pages - h.start)
-		return -ERANGE;
 	if (clear_user(u64_to_user_ptr(h.buf), need))
 		return -EFAULT;
 	ret = cxlt_do_harvest(cd, f, h.kind, h.start, h.count, h.flags, NULL,

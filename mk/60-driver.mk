@@ -104,5 +104,5 @@ driver-clean:
 	@rm -rf $(DRIVER_OUT)
 
 test-driver: guest ## full-stack driver tests (VMs with the tracker as function 1)
-	@q="$(QEMU_BIN)"; test -x "$$q" || { echo "test-driver: no QEMU binary (got '$$q')"; exit 1; }; \
+	@q="$(strip $(QEMU_BIN))"; test -x "$$q" || { echo "test-driver: no QEMU binary (got '$$q')"; exit 1; }; \
 	CXLTRACK_QEMU="$$q" CXLTRACK_GUEST_IMAGE=$(GUEST_IMAGE) $(call PYTEST,driver) $(TOP)/tests/driver
