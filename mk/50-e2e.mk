@@ -54,8 +54,8 @@ guest: $(GUEST_DEPS) ## build the guest image (kernel + busybox initramfs + agen
 
 # The QEMU binary: `make qemu-path` (qemu-cxl-model) prints it as its last line.
 # Override with CXLTRACK_QEMU=/path/to/qemu-system-x86_64.
-QEMU_BIN = $(or $(CXLTRACK_QEMU),$(if $(wildcard $(TOP)/qemu-cxl-model/build-qemu),\
-	$(shell $(MAKE) --no-print-directory -s qemu-path | tail -n1)))
+QEMU_BIN = $(strip $(or $(CXLTRACK_QEMU),$(if $(wildcard $(TOP)/qemu-cxl-model/build-qemu),\
+	$(shell $(MAKE) --no-print-directory -s qemu-path | tail -n1))))
 
 guest-run: guest ## boot the CXL topology once and run CMD (REGION=devdax|kmem optional)
 	@$(HARNESS) run --qemu "$(QEMU_BIN)" --image $(GUEST_IMAGE) $(if $(REGION),--region $(REGION)) -- "$(CMD)"
