@@ -21,3 +21,10 @@ demo-model: ## the scenario on the reference model only (no VM)
 
 DEMO_DEPS = guest qemu
 DEMO_CMD = $(PY) -m cxltrack.demo.fullstack --qemu "$(QEMU_BIN)" --image $(GUEST_IMAGE)
+
+TEST_SUITES += demo
+.PHONY: test-demo
+test-demo: guest ## the full-stack demo scenario, small, as a test
+	@mkdir -p $(JUNIT_DIR)
+	@q="$(QEMU_BIN)"; test -x "$$q" || { echo "test-demo: no QEMU binary (got '$$q')"; exit 1; }; \
+	CXLTRACK_QEMU="$$q" CXLTRACK_GUEST_IMAGE=$(GUEST_IMAGE) $(call PYTEST,demo) $(TOP)/tests/demo

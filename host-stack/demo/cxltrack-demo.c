@@ -35,6 +35,7 @@ struct opts {
 	uint64_t pages;
 	unsigned int rounds;
 	unsigned int seed;
+	unsigned int rate;
 };
 
 struct writer {
@@ -42,6 +43,7 @@ struct writer {
 	uint64_t pages;
 	uint64_t page_size;
 	unsigned int seed;
+	unsigned int rate;
 	atomic_int stop;
 	atomic_int paused;
 	atomic_int parked;
@@ -92,10 +94,13 @@ static void *writer_main(void *arg)
 		uint64_t off = (rnd(&s) % (w->page_size / 8)) * 8;
 
 		*(volatile uint64_t *)(w->base + page * w->page_size + off) = rnd(&s);
-		atomic_fetch_add(&w->writes, 1);
-		/* Pace the guest: one store per ~20 us keeps rounds converging under TCG. */
-		for (volatile int spin = 0; spin < 200; spin++)
-			;
+		/*
+		 * Pace the guest at w->rate stores per second (bursts of 1 ms),
+		 * so that a round dirties a fraction of the pages, as a real
+		 * guest between two pre-copy rounds does.
+		 */
+		if (atomic_fetch_add(&w->writes, 1) % (w->rate / 1000 + 1) == 0)
+			nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
 	}
 	return NULL;
 }
@@ -127,7 +132,8 @@ static int precopy(struct cxltrack *t, struct cxltrack_dax *d, const struct opts
 	uint64_t per_round[MAX_ROUNDS + 2];
 	unsigned int rounds = 0;
 	uint64_t sent = 0, nr, mismatched = 0;
-	struct writer w = { .base = d->map, .pages = n, .page_size = ps, .seed = o->seed };
+	struct writer w = { .base = d->map, .pages = n, .page_size = ps, .seed = o->seed,
+			   .rate = o->rate };
 	pthread_t thr;
 	double t0 = now();
 	int ret;
@@ -323,20 +329,23 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: cxltrack-demo [--dev /dev/cxltrack0] [--dax /dev/dax0.0] [--pages N]\n"
-		"                     [--rounds R] [--seed S]\n"
+		"                     [--rounds R] [--seed S] [--rate STORES_PER_S]\n"
 		"Runs the cxltrack scenario (pre-copy, swap mapper, false-reads preventer) on a\n"
-		"devdax region of the tracked device and prints one JSON object. N (default 1024)\n"
+		"devdax region of the tracked device and prints one JSON object. A writer thread\n"
+		"stores RATE 8-byte values per second (default 4000), 90 %% into a hot tenth of\n"
+		"the N pages, while the pre-copy loop runs. N (default 1024)\n"
 		"is a multiple of 64; the region must hold N + 258 pages. Exit 1 if a data check\n"
 		"failed, 2 on bad arguments, 3 if the device could not be used.\n");
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = { "/dev/cxltrack0", "/dev/dax0.0", 1024, 8, 1 };
+	struct opts o = { "/dev/cxltrack0", "/dev/dax0.0", 1024, 8, 1, 4000 };
 	static const struct option longopts[] = {
 		{ "dev", required_argument, NULL, 'd' }, { "dax", required_argument, NULL, 'x' },
 		{ "pages", required_argument, NULL, 'p' }, { "rounds", required_argument, NULL, 'r' },
-		{ "seed", required_argument, NULL, 's' }, { "help", no_argument, NULL, 'h' },
+		{ "seed", required_argument, NULL, 's' }, { "rate", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cxltrack *t;
@@ -344,7 +353,7 @@ int main(int argc, char **argv)
 	char *end;
 	int c, ret, fail = 0;
 
-	while ((c = getopt_long(argc, argv, "d:x:p:r:s:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:x:p:r:s:w:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd': o.dev = optarg; break;
 		case 'x': o.dax = optarg; break;
@@ -363,6 +372,13 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 's': o.seed = strtoul(optarg, NULL, 0); break;
+		case 'w':
+			o.rate = strtoul(optarg, &end, 0);
+			if (*end || o.rate < 1 || o.rate > 10000000) {
+				fprintf(stderr, "cxltrack-demo: --rate: need 1..10000000 stores/s\n");
+				return 2;
+			}
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

@@ -26,10 +26,12 @@ from cxltrack.harness.pins import out_dir
 from cxltrack.harness.tracker import tracker_topology
 
 
-def run_guest(qemu: Path, image: Path, cfg: DeviceConfig, pages: int, seed: int, rounds: int,
-              workdir: Path) -> tuple[dict[str, Any], float]:
-    vm_cfg = VmConfig(qemu=qemu, image=load_image(image), topology=tracker_topology(cfg), workdir=workdir,
-                      command_timeout=900.0)
+def run_guest(
+    qemu: Path, image: Path, cfg: DeviceConfig, pages: int, seed: int, rounds: int, workdir: Path
+) -> tuple[dict[str, Any], float]:
+    vm_cfg = VmConfig(
+        qemu=qemu, image=load_image(image), topology=tracker_topology(cfg), workdir=workdir, command_timeout=900.0
+    )
     with Vm(vm_cfg) as vm:
         boot = vm.boot_seconds or 0.0
         print(f"demo: guest ready in {boot:.1f} s; loading cxltrack.ko, creating the devdax region", flush=True)
@@ -52,7 +54,10 @@ def run_guest(qemu: Path, image: Path, cfg: DeviceConfig, pages: int, seed: int,
 def table(r: dict[str, Any]) -> list[tuple[str, str]]:
     pc, sm, fr = r["precopy"], r["swap_mapper"], r["false_reads"]
     return [
-        ("device", f"{r['device']['pages']} pages of {r['device']['page_size']} B, region at DPA {r['device']['region_dpa']:#x}"),
+        (
+            "device",
+            f"{r['device']['pages']} pages of {r['device']['page_size']} B, region at DPA {r['device']['region_dpa']:#x}",
+        ),
         ("pre-copy guest pages", str(pc["pages"])),
         ("pages sent per round (dirty log)", " ".join(map(str, pc["rounds"]))),
         ("pages sent, dirty log", str(pc["sent"])),
@@ -85,9 +90,12 @@ def plot(r: dict[str, Any], path: Path) -> None:
     a.set_xlabel("pre-copy round (last: writer paused)")
     a.set_ylabel("pages sent")
     a.set_title(f"Pre-copy of {pc['pages']} pages: {pc['sent']} sent vs {pc['naive']}")
-    a.legend()
-    b.bar(["clean\n(discarded)", "rewritten\n(swap write)"], [sm["discarded_clean"], sm["needed_swap_write"]],
-          color=["#2ca02c", "#d62728"])
+    a.legend(loc="center right")
+    b.bar(
+        ["clean\n(discarded)", "rewritten\n(swap write)"],
+        [sm["discarded_clean"], sm["needed_swap_write"]],
+        color=["#2ca02c", "#d62728"],
+    )
     b.set_title("discard-if-clean")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -118,8 +126,12 @@ def main(argv: list[str] | None = None) -> int:
     except GuestCommandError as exc:
         print(f"demo: FAILED in the guest: {exc}\n(logs: {args.out / 'vm'})", file=sys.stderr)
         return 1
-    result["host"] = {"boot_seconds": round(boot, 2), "total_seconds": round(time.monotonic() - t0, 1),
-                      "config": args.config or "config/default.toml", "seed": args.seed}
+    result["host"] = {
+        "boot_seconds": round(boot, 2),
+        "total_seconds": round(time.monotonic() - t0, 1),
+        "config": args.config or "config/default.toml",
+        "seed": args.seed,
+    }
     (args.out / "demo.json").write_text(json.dumps(result, indent=2) + "\n")
     plot(result, args.out / "demo.png")
     rows = table(result)
