@@ -52,11 +52,11 @@ def run_guest(
 
 
 def table(r: dict[str, Any]) -> list[tuple[str, str]]:
-    pc, sm, fr = r["precopy"], r["swap_mapper"], r["false_reads"]
+    pc, sm, fr, dev = r["precopy"], r["swap_mapper"], r["false_reads"], r["device"]
     return [
         (
             "device",
-            f"{r['device']['pages']} pages of {r['device']['page_size']} B, region at DPA {r['device']['region_dpa']:#x}",
+            f"{dev['pages']} pages of {dev['page_size']} B, region at DPA {dev['region_dpa']:#x}",
         ),
         ("pre-copy guest pages", str(pc["pages"])),
         ("pages sent per round (dirty log)", " ".join(map(str, pc["rounds"]))),
