@@ -30,4 +30,3 @@ test-generated: check-generated
 
 TEST_SUITES += generated model lint
 
-DEMO_CMD = $(PY) -m cxltrack.demo.model_scenario

@@ -48,7 +48,7 @@ guest-kernel: ## fetch + extract the pinned guest kernel and headers into the ca
 guest-kdir: guest-kernel ## print the guest kernel headers dir (for make -C <dir> M=... modules)
 	@$(HARNESS) kernel --print headers
 
-guest: $(GUEST_DEPS) ## build the guest image (kernel + busybox initramfs + agent + tools)
+guest: $$(GUEST_DEPS) ## build the guest image (kernel + busybox initramfs + agent + tools)
 	@$(HARNESS) image $(addprefix --bin-dir ,$(GUEST_BIN_DIRS)) $(addprefix --module-dir ,$(GUEST_MODULE_DIRS)) \
 		--manifest $(GUEST_IMAGE)
 
