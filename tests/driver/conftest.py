@@ -19,8 +19,9 @@ import pytest
 
 from cxltrack import config as cxlconfig
 from cxltrack.config import DeviceConfig
-from cxltrack.harness import Device, Topology, Vm, cxl_type3_topology
+from cxltrack.harness import Device, Vm
 from cxltrack.harness.pytest_plugin import BootVm, qemu_binary
+from cxltrack.harness.tracker import tracker_topology
 
 pytest_plugins = ["cxltrack.harness.pytest_plugin"]
 
@@ -46,30 +47,6 @@ def require_tracker_qemu() -> None:
             "needed: merge it, or point CXLTRACK_QEMU at a build that has it)",
             pytrace=False,
         )
-
-
-def device_props(cfg: DeviceConfig) -> dict[str, str | int | bool]:
-    """The QEMU cxltrack properties for a configuration in config/*.toml."""
-    return {
-        "capacity": cfg.capacity_bytes,
-        "page-shift": cfg.page_shift,
-        "slots": cfg.slots,
-        "hot-bits": cfg.hot_bits,
-        "evq-depth-log2": cfg.evq_depth_log2,
-        "chunk-shift": cfg.chunk_shift,
-        "disk-bits": cfg.bat_disk_bits,
-        "block-bits": cfg.bat_block_bits,
-        "tick-ns": cfg.tick_ns,
-    }
-
-
-def tracker_topology(cfg: DeviceConfig | None = None) -> Topology:
-    topo = cxl_type3_topology()
-    props: dict[str, str | int | bool] = {"id": "tracker0", "target": "cxl-vmem0"}
-    if cfg is not None:
-        props.update(device_props(cfg))
-    topo.add_function("cxl-vmem0", Device("cxltrack", props))
-    return topo
 
 
 def dmesg_splats(vm: Vm) -> list[str]:
@@ -116,9 +93,7 @@ def tracker_vm(boot_vm: BootVm) -> Iterator[TrackerFactory]:
         topo = tracker_topology(cfg)
         for dev in devices or []:
             topo.add(dev)
-        # no_timer_check: under a loaded TCG host the kernel's IO-APIC timer check can fail
-        # ("..MP-BIOS bug: 8254 timer not connected", then a panic before the agent starts).
-        vm = boot_vm(topology=topo, append=f"no_timer_check {append}".strip())
+        vm = boot_vm(topology=topo, append=append)
         made.append(vm)
         bdf = next(d["bdf"] for d in vm.pci_devices() if d["vendor"] == "0x1b36" and d["device"] == "0x0c7e")
         if load:
