@@ -516,20 +516,37 @@ static int mode_events(void)
 		struct cxlt_event ev[64];
 		int n, got = 0, flagged = 0;
 
+		struct cxlt_stats s0, s1;
+		uint64_t dropped;
+
 		while (cxltrack_events(t, ev, 64, 0) > 0)
 			;
+		check(cxltrack_stats(t, &s0), "stats");
 		for (int k = 0; k < 300; k++) {
 			slot = cxltrack_slot_alloc(t, (uint64_t)k, 0);
 			check(slot, "slot alloc");
 			check(cxltrack_slot_write(t, (unsigned int)slot, 0, buf, 1), "slot write");
 			check(cxltrack_slot_merge(t, (unsigned int)slot, p, &vb), "slot merge");
+			/* Let the IRQ thread drain the device's queue (64 deep by default). */
+			if (k % 16 == 15)
+				usleep(2000);
 		}
 		usleep(200000);
 		while ((n = cxltrack_events(t, ev, 64, 0)) > 0)
 			got += n;
 		check(n, "events");
-		if (got != 256)
-			fail("read %d records after 300 unread events, want the ring's 256", got);
+		/*
+		 * On a loaded host the IRQ thread may still fall behind and the
+		 * device drop events (counted in EVQ_DROPPED, never silently):
+		 * those never reach any file. Every event that did reach the
+		 * driver must be in this file's ring, up to its 256 records.
+		 */
+		check(cxltrack_stats(t, &s1), "stats");
+		dropped = s1.evq_dropped - s0.evq_dropped;
+		if ((uint64_t)got != (300 - dropped < 256 ? 300 - dropped : 256))
+			fail("read %d records after 300 unread events (%llu dropped by the device), want %llu",
+			     got, (unsigned long long)dropped,
+			     (unsigned long long)(300 - dropped < 256 ? 300 - dropped : 256));
 		slot = cxltrack_slot_alloc(t, 999, 0);
 		check(slot, "slot alloc");
 		check(cxltrack_slot_release(t, (unsigned int)slot), "slot release");
@@ -541,9 +558,14 @@ static int mode_events(void)
 		check(n, "events");
 		for (int k = 0; k < n; k++)
 			flagged += !!(ev[k].flags & CXLT_EVENT_F_OVERRUN);
-		if (n < 1 || !(ev[0].flags & CXLT_EVENT_F_OVERRUN) || flagged != 1)
+		/* Only a ring that really overflowed flags its next record. */
+		if (300 - dropped > 256 &&
+		    (n < 1 || !(ev[0].flags & CXLT_EVENT_F_OVERRUN) || flagged != 1))
 			fail("after an overrun: %d records, first flags %u, %d flagged", n,
 			     n > 0 ? ev[0].flags : 0, flagged);
+		if (300 - dropped <= 256 && flagged)
+			fail("no ring overrun (%llu dropped by the device), yet %d records flagged",
+			     (unsigned long long)dropped, flagged);
 	}
 	printf("ok events: SLOT_FULL, MERGE_DONE, BAT_INVALIDATED, SCRUB_DONE arrived via poll+read; "
 	       "a full per-file ring flags the next record OVERRUN\n");
