@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: Apache-2.0
+"""pytest side of the RTL benches: builds each (simulator, config) once per session."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from rtlsim import build_dir, build_sim  # noqa: E402
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--sim", action="append", default=None, help="verilator and/or icarus")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "sim" in metafunc.fixturenames:
+        sims = metafunc.config.getoption("sim") or os.environ.get("SIM", "verilator").split(",")
+        metafunc.parametrize("sim", sims)
+
+
+@pytest.fixture(scope="session")
+def built() -> dict[tuple[str, str], Path]:
+    return {}
+
+
+@pytest.fixture
+def design(sim: str, built: dict[tuple[str, str], Path]) -> tuple[str, Path]:
+    key = (sim, "small")
+    if key not in built:
+        built[key] = build_sim(sim, "small")
+    return sim, built[key]
+
+
+__all__ = ["build_dir"]
