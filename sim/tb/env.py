@@ -114,6 +114,7 @@ class ModelMirror:
         self.reads: dict[int, deque[tuple[int, MemResp]]] = {}
         self.aw: deque[tuple[int, int, Any]] = deque()  # (id, addr, token or None) waiting for W
         self.w_beats: deque[tuple[int, int]] = deque()
+        self.w_done: deque[tuple[int, int]] = deque()
         self.writes: dict[int, deque[tuple[int, Any, bytes, bytes]]] = {}
         self.active = True
         cocotb.start_soon(self._run())
@@ -132,19 +133,21 @@ class ModelMirror:
                 cover("mem:read" if resp == MemResp.OKAY else "mem:read_decerr")
             if val(d.s_axi_awvalid) and val(d.s_axi_awready):
                 addr = val(d.s_axi_awaddr)
-                token = self.model.write_begin(addr, 1)
+                token = self.model.write_begin(addr & ~(LINE - 1), 1)
                 self.aw.append((val(d.s_axi_awid), addr, token))
                 cover("mem:write" if token else "mem:write_decerr")
             if val(d.s_axi_wvalid) and val(d.s_axi_wready):
                 self.w_beats.append((val(d.s_axi_wdata), val(d.s_axi_wstrb)))
                 if val(d.s_axi_wlast):
-                    wid, addr, token = self.aw.popleft()
-                    data, strb = self.w_beats.popleft()
+                    self.w_done.append(self.w_beats[0])
                     self.w_beats.clear()
-                    base = addr & ~(LINE - 1)
-                    raw = data.to_bytes(LINE, "little")
-                    en = bytes((strb >> i) & 1 for i in range(LINE))
-                    self.writes.setdefault(wid, deque()).append((base, token, raw, en))
+            while self.aw and self.w_done:  # W may complete before its AW is accepted
+                wid, addr, token = self.aw.popleft()
+                data, strb = self.w_done.popleft()
+                base = addr & ~(LINE - 1)
+                raw = data.to_bytes(LINE, "little")
+                en = bytes((strb >> i) & 1 for i in range(LINE))
+                self.writes.setdefault(wid, deque()).append((base, token, raw, en))
             if val(d.s_axi_bvalid) and val(d.s_axi_bready):
                 bid = val(d.s_axi_bid)
                 q = self.writes.get(bid)
@@ -170,7 +173,8 @@ class ModelMirror:
                 if resp == MemResp.OKAY:
                     want = int.from_bytes(self.model.mem.read(base, LINE), "little")
                     if val(d.s_axi_rdata) != want or val(d.s_axi_rresp) != 0:
-                        self.errors.append(f"read {addr:#x}: data/resp differ from the model")
+                        self.errors.append(f"read {addr:#x}: resp {val(d.s_axi_rresp)} data "
+                                           f"{val(d.s_axi_rdata):#x} differ from the model {want:#x}")
                 elif val(d.s_axi_rresp) != 3 or val(d.s_axi_rdata) != 0:
                     self.errors.append(f"read {addr:#x}: expected DECERR with zero data")
 
@@ -341,7 +345,13 @@ class Scoreboard:
         self.m.reg_write(offset, value, size, strobe)
 
     async def command(self, op: int, *args: int, clear: bool = False, decay: bool = False,
-                      rsvd: int = 0, result_bytes: int = 0) -> tuple[int, int, int]:
+                      rsvd: int = 0, result_bytes: int = 0, quiesce: bool = True) -> tuple[int, int, int]:
+        """Run one command on both. With quiesce, the scrub engines of both first run dry, so
+        the result does not depend on how far a background scrub got; the model then runs
+        only the command's steps."""
+        if quiesce:
+            await self.b.wait_idle()
+            self.m.settle()
         code, r0, r1 = await self.b.command(op, *args, clear=clear, decay=decay, rsvd=rsvd)
         for i, a in enumerate(args):
             self.m.reg_write(OFF[f"CMD_ARG{i}_LO"], a & 0xFFFFFFFF)
@@ -349,7 +359,7 @@ class Scoreboard:
         f = R["CMD_OP"]
         self.m.reg_write(OFF["CMD_OP"], f.field("OP").put(op) | f.field("CLEAR").put(int(clear))
                          | f.field("DECAY").put(int(decay)) | rsvd << 10)
-        self.m.settle()
+        self.run_model_command()
         st = self.m.reg_read(OFF["CMD_STATUS"])
         mcode = R["CMD_STATUS"].field("CODE").get(st)
         m0 = self.m.reg_read(OFF["CMD_RESULT0_LO"]) | self.m.reg_read(OFF["CMD_RESULT0_HI"]) << 32
@@ -363,6 +373,15 @@ class Scoreboard:
             want = bytes(self.m.result[:result_bytes])
             assert got == want, f"{name}{args}: RESULT differs: rtl {got.hex()} model {want.hex()}"
         return code, r0, r1
+
+    def run_model_command(self) -> None:
+        """Step the model's command engine only (its scrub engine keeps its progress)."""
+        m: Any = self.m
+        while m._cmd is not None:
+            try:
+                next(m._cmd)
+            except StopIteration as stop:
+                m._complete(stop.value)
 
     async def settle(self) -> None:
         await self.b.settle()
