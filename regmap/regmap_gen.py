@@ -20,7 +20,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from systemrdl import RDLCompiler, RDLCompileError
+from systemrdl.compiler import RDLCompiler
+from systemrdl.messages import RDLCompileError
 from systemrdl.node import AddrmapNode, FieldNode, MemNode, RegNode
 
 TOP = Path(__file__).resolve().parent.parent
@@ -93,14 +94,14 @@ class Map:
 
 
 def _access(node: FieldNode) -> str:
-    sw = node.get_property("sw")
-    return {"r": "r", "w": "w", "rw": "rw"}.get(sw.name, sw.name)
+    name: str = node.get_property("sw").name
+    return name
 
 
 def _enum_name(type_name: str) -> str:
     name = type_name
     if name.startswith("cxlt_"):
-        name = name[len("cxlt_"):]
+        name = name[len("cxlt_") :]
     if name.endswith("_e"):
         name = name[: -len("_e")]
     return name.upper()
@@ -125,7 +126,7 @@ def _register(node: RegNode, enums: dict[str, Enum]) -> Register:
                 width=f.width,
                 sw=_access(f),
                 woclr=onwrite is not None and onwrite.name == "woclr",
-                reset=f.get_property("reset") or 0,
+                reset=int(f.get_property("reset") or 0),  # type: ignore[arg-type]
                 encode=enc_name,
                 desc=f.get_property("desc") or "",
             )
@@ -153,8 +154,9 @@ def load(path: Path = RDL) -> Map:
         if isinstance(child, RegNode):
             regs.append(_register(child, enums))
         elif isinstance(child, MemNode):
-            count = child.array_dimensions[0] if child.is_array else 1
-            stride = child.array_stride if child.is_array else child.size
+            dims = child.array_dimensions
+            count = dims[0] if dims else 1
+            stride = child.array_stride or child.size
             wins.append(
                 Window(
                     name=child.inst_name,
@@ -293,9 +295,7 @@ def emit_py(m: Map) -> str:
         out.append("")
 
     def reg_expr(r: Register) -> str:
-        fs = ", ".join(
-            f"Field({f.name!r}, {f.lsb}, {f.width}, {f.sw!r}, {f.woclr}, 0x{f.reset:x})" for f in r.fields
-        )
+        fs = ", ".join(f"Field({f.name!r}, {f.lsb}, {f.width}, {f.sw!r}, {f.woclr}, 0x{f.reset:x})" for f in r.fields)
         return f"Register({r.name!r}, 0x{r.offset:x}, ({fs},))"
 
     out.append("")
@@ -329,14 +329,14 @@ def emit_scala(m: Map) -> str:
         "object Regs {",
     ]
     for name, value in m.constants:
-        out.append(f"  val {name}: BigInt = BigInt(\"{value:x}\", 16)")
+        out.append(f'  val {name}: BigInt = BigInt("{value:x}", 16)')
     out.append("")
 
     def reg_obj(prefix: str, r: Register) -> None:
         out.append(f"  object {prefix}{r.name} {{")
         if not prefix:
             out.append(f"    val OFFSET: Int = 0x{r.offset:x}")
-            out.append(f"    val RESET: BigInt = BigInt(\"{r.reset:x}\", 16)")
+            out.append(f'    val RESET: BigInt = BigInt("{r.reset:x}", 16)')
         for f in r.fields:
             out.append(f"    val {f.name}_LSB: Int = {f.lsb}")
             out.append(f"    val {f.name}_WIDTH: Int = {f.width}")
@@ -373,7 +373,7 @@ def emit_md(m: Map) -> str:
         "# cxltrack register map",
         "",
         "BAR0 of PCI function 1. All registers are 32-bit and take only aligned 32-bit",
-        "accesses (docs/spec.md, \"Illegal accesses\"). Access: `r` read-only, `rw`",
+        'accesses (docs/spec.md, "Illegal accesses"). Access: `r` read-only, `rw`',
         "read-write, `w` write-only, `rw1c` write 1 to clear.",
         "",
         "## Constants",
@@ -388,7 +388,9 @@ def emit_md(m: Map) -> str:
         out.append(f"| `0x{r.offset:03x}` | `{r.name}` | `0x{r.reset:08x}` | {_md(r.title)}. {_md(r.desc)} |")
     out += ["", "## Windows", "", "| offset | window | size | count x stride | description |", "|---|---|---|---|---|"]
     for w in m.windows:
-        out.append(f"| `0x{w.offset:05x}` | `{w.name}` | `0x{w.size:x}` | {w.count} x `0x{w.stride:x}` | {_md(w.desc)} |")
+        out.append(
+            f"| `0x{w.offset:05x}` | `{w.name}` | `0x{w.size:x}` | {w.count} x `0x{w.stride:x}` | {_md(w.desc)} |"
+        )
     out += ["", "## Fields", ""]
 
     def fields(r: Register, title: str) -> None:

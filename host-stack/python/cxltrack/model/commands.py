@@ -60,7 +60,7 @@ def run(dev: Device, cmd: Launch) -> Steps:
         op = Op(cmd.op)
     except ValueError:
         return Completion(Status.UNKNOWN_OP)
-    if cmd.rsvd or (cmd.clear or cmd.decay) and op not in HARVESTS:
+    if cmd.rsvd or ((cmd.clear or cmd.decay) and op not in HARVESTS):
         return Completion(Status.FLAGS)
     if cmd.decay and (op != Op.HARVEST_HOTNESS or cmd.clear):
         return Completion(Status.FLAGS)
@@ -257,9 +257,9 @@ def _chunk_list(dev: Device, cmd: Launch) -> Steps:
         return Completion(Status.RANGE)
     bits = 0
     for i, chunk in enumerate(dev.chunks.chunks):
-        if owner == 0 and chunk.state == ChunkState.FREE:
-            bits |= 1 << i
-        elif owner != 0 and chunk.state == ChunkState.OWNED and chunk.owner == owner:
+        free = owner == 0 and chunk.state == ChunkState.FREE
+        mine = owner != 0 and chunk.state == ChunkState.OWNED and chunk.owner == owner
+        if free or mine:
             bits |= 1 << i
     nbytes = (len(dev.chunks) + 7) // 8
     return Completion(Status.OK, bits.bit_count(), 0, bits.to_bytes(nbytes, "little"))

@@ -30,7 +30,7 @@ R = regs.REGISTERS
 _ERR = R["ERR_STATUS"]
 _INT = R["INT_STATUS"]
 _ACCESS_ERRORS = ("BAD_REG", "BAD_WIDTH", "CMD_OVERRUN", "SLOT_WRITE")
-_OFFSETS = {r.offset: r for r in R.values()}
+_OFFSETS = {r.offset: r for r in R.values()}  # decoded by offset & ~3
 # Registers software may write (every field of the others is read-only).
 _WRITABLE = {r.name for r in R.values() if any("w" in f.sw for f in r.fields)}
 
@@ -184,12 +184,12 @@ class Device:
                 return 0
             base = offset - regs.RESULT
             return int.from_bytes(self.result[base : base + size], "little")
-        if size != 4 or offset % 4:
-            self._set_error("BAD_WIDTH", offset)
-            return 0
-        reg = _OFFSETS.get(offset)
+        reg = _OFFSETS.get(offset & ~3)
         if reg is None or reg.name == "EVQ_POP":
             self._set_error("BAD_REG", offset)
+            return 0
+        if size != 4 or offset % 4:
+            self._set_error("BAD_WIDTH", offset)
             return 0
         return self._register_value(reg.name)
 
@@ -261,12 +261,12 @@ class Device:
         if regs.RESULT <= offset < regs.RESULT + regs.RESULT_SIZE:
             self._set_error("BAD_REG", offset)
             return
-        if size != 4 or offset % 4 or strobe != full:
-            self._set_error("BAD_WIDTH", offset)
-            return
-        reg = _OFFSETS.get(offset)
+        reg = _OFFSETS.get(offset & ~3)
         if reg is None or reg.name not in _WRITABLE:
             self._set_error("BAD_REG", offset)
+            return
+        if size != 4 or offset % 4 or strobe != full:
+            self._set_error("BAD_WIDTH", offset)
             return
         value &= 0xFFFFFFFF
         name = reg.name

@@ -29,15 +29,26 @@ class ModelDriver:
     def __init__(self, dev: Device) -> None:
         self.dev = dev
 
-    def launch(self, op: Op | int, arg0: int = 0, arg1: int = 0, arg2: int = 0, *, clear: bool = False,
-               decay: bool = False, rsvd: int = 0) -> None:
+    def launch(
+        self,
+        op: Op | int,
+        arg0: int = 0,
+        arg1: int = 0,
+        arg2: int = 0,
+        *,
+        clear: bool = False,
+        decay: bool = False,
+        rsvd: int = 0,
+    ) -> None:
         d = self.dev
         for i, a in enumerate((arg0, arg1, arg2)):
             d.reg_write(regs.CMD_ARG0_LO + 8 * i, a & 0xFFFFFFFF)
             d.reg_write(regs.CMD_ARG0_HI + 8 * i, a >> 32 & 0xFFFFFFFF)
         d.reg_write(
             regs.CMD_OP,
-            _OP.field("OP").put(int(op)) | _OP.field("CLEAR").put(int(clear)) | _OP.field("DECAY").put(int(decay))
+            _OP.field("OP").put(int(op))
+            | _OP.field("CLEAR").put(int(clear))
+            | _OP.field("DECAY").put(int(decay))
             | _OP.field("RSVD").put(rsvd),
         )
 
@@ -50,8 +61,17 @@ class ModelDriver:
         r1 = d.reg_read(regs.CMD_RESULT1_LO) | d.reg_read(regs.CMD_RESULT1_HI) << 32
         return CmdResult(Status(_ST.field("CODE").get(status)), r0, r1)
 
-    def cmd(self, op: Op | int, arg0: int = 0, arg1: int = 0, arg2: int = 0, *, clear: bool = False,
-            decay: bool = False, rsvd: int = 0) -> CmdResult:
+    def cmd(
+        self,
+        op: Op | int,
+        arg0: int = 0,
+        arg1: int = 0,
+        arg2: int = 0,
+        *,
+        clear: bool = False,
+        decay: bool = False,
+        rsvd: int = 0,
+    ) -> CmdResult:
         """Launch and run the command to completion (the scrub engine may keep running)."""
         self.launch(op, arg0, arg1, arg2, clear=clear, decay=decay, rsvd=rsvd)
         while self.dev.busy:

@@ -50,9 +50,7 @@ class Slot:
                 self.mask |= 1 << (offset + i)
 
     def load(self, offset: int, length: int) -> bytes:
-        return bytes(
-            self.data[offset + i] if self.mask >> (offset + i) & 1 else 0 for i in range(length)
-        )
+        return bytes(self.data[offset + i] if self.mask >> (offset + i) & 1 else 0 for i in range(length))
 
     def line(self, n: int) -> tuple[bytes, bytes]:
         """Data and byte enables of 64-byte line n."""

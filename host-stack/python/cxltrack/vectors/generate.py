@@ -1,0 +1,680 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Generate the shared test-vector corpus (docs/vectors.md).
+
+Each case is scripted here; the expected values are computed by running the
+script on the reference model (the oracle). The corpus must cover every
+command, every status code, every illegal-access class, every event type and
+every race class; generation fails if it does not.
+
+    python -m cxltrack.vectors.generate --out vectors/
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+from cxltrack import regs
+from cxltrack.config import named
+from cxltrack.model.device import Device
+from cxltrack.regs import Event, Op, Status
+
+from .format import RACE_KINDS
+from .replay import ModelTarget, cmd_writes
+
+CONFIG = "small"
+SEED = 20261121
+# Error classes the corpus does not contain, with the reason (docs/vectors.md).
+NOT_IN_CORPUS = {
+    "err:CMD_OVERRUN": "needs a command to be busy at a register write: timing of the implementation "
+    "(QEMU completes commands synchronously); covered by model and RTL tests",
+}
+_ST = regs.REGISTERS["CMD_STATUS"]
+_ERR = regs.REGISTERS["ERR_STATUS"]
+
+
+class Recorder:
+    """Runs operations on the model and records them with the model's answers."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.cfg = named(CONFIG)
+        self.target = ModelTarget(self.cfg)
+        self.dev: Device = self.target.dev
+        self.ops: list[dict[str, Any]] = []
+        self.covers: set[str] = set()
+
+    # -- coverage is derived from what the model did, not declared by hand
+    def _note_errors(self, before: int) -> None:
+        after = self.dev.regs["ERR_STATUS"]
+        for f in _ERR.fields:
+            if f.get(after) and not f.get(before):
+                self.covers.add(f"err:{f.name}")
+
+    def _note_events(self) -> None:
+        for e in self.dev.events.queue:
+            self.covers.add(f"event:{e.type.name}")
+
+    def _do(self, op: dict[str, Any], fn: Any) -> Any:
+        before = self.dev.regs["ERR_STATUS"]
+        out = fn()
+        self._note_errors(before)
+        self._note_events()
+        self.ops.append(op)
+        return out
+
+    def reg_read(self, offset: int, size: int = 4) -> int:
+        op: dict[str, Any] = {"op": "reg_read", "offset": offset, "size": size}
+        value = self._do(op, lambda: self.dev.reg_read(offset, size))
+        op["expect"] = value
+        return int(value)
+
+    def reg_write(self, offset: int, value: int, size: int = 4, strobe: int | None = None) -> None:
+        op: dict[str, Any] = {"op": "reg_write", "offset": offset, "value": value, "size": size}
+        if strobe is not None:
+            op["strobe"] = strobe
+        self._do(op, lambda: self.target_write(offset, value, size, strobe))
+
+    def target_write(self, offset: int, value: int, size: int, strobe: int | None) -> None:
+        import asyncio
+
+        asyncio.run(self.target.reg_write(offset, value, size, strobe))
+
+    def mem_write(self, addr: int, data: bytes) -> None:
+        op = {"op": "mem_write", "addr": addr, "data": data.hex()}
+        resp = self._do(op, lambda: self.dev.mem_write(addr, data))
+        op["resp"] = resp.value
+
+    def mem_read(self, addr: int, size: int = 8) -> int:
+        op: dict[str, Any] = {"op": "mem_read", "addr": addr, "size": size}
+        resp, data = self._do(op, lambda: self.dev.mem_read(addr, size))
+        op["resp"] = resp.value
+        op["expect"] = int.from_bytes(data, "little")
+        return int(op["expect"])
+
+    def settle(self) -> None:
+        self._do({"op": "settle"}, self.dev.settle)
+
+    def tick(self, n: int) -> None:
+        self._do({"op": "tick", "n": n}, lambda: self.dev.tick(n))
+
+    def _run_cmd(self, spec: dict[str, Any]) -> dict[str, Any]:
+        for off, val in cmd_writes(spec):
+            self.dev.reg_write(off, val)
+        while self.dev.busy:
+            self.dev.step()
+        st = self.dev.regs["CMD_STATUS"]
+        r = self.dev.regs
+        return {
+            "code": Status(_ST.field("CODE").get(st)).name,
+            "result0": r["CMD_RESULT0_LO"] | r["CMD_RESULT0_HI"] << 32,
+            "result1": r["CMD_RESULT1_LO"] | r["CMD_RESULT1_HI"] << 32,
+        }
+
+    def cmd(
+        self,
+        name: str | int,
+        *args: int,
+        clear: bool = False,
+        decay: bool = False,
+        rsvd: int = 0,
+        window: int = 0,
+        label: str | None = None,
+        exact: bool = True,
+    ) -> dict[str, Any]:
+        """Run a command; window = number of RESULT bytes to check on success.
+        exact=False records only the status (results that depend on how an
+        earlier race was interleaved)."""
+        spec: dict[str, Any] = {"name": name}
+        if args:
+            spec["args"] = list(args)
+        if clear:
+            spec["clear"] = True
+        if decay:
+            spec["decay"] = True
+        if rsvd:
+            spec["rsvd"] = rsvd
+        op: dict[str, Any] = {"op": "cmd", **spec}
+        exp: dict[str, Any] = self._do(op, lambda: self._run_cmd(spec))
+        if exp["code"] == "OK" and window:
+            exp["window"] = bytes(self.dev.result[:window]).hex()
+        op["expect"] = exp if exact else {"code": exp["code"]}
+        if label:
+            op["as"] = label
+        if isinstance(name, str):
+            self.covers.add(f"cmd:{name}")
+        self.covers.add(f"status:{exp['code']}")
+        return exp
+
+    def events(self, ordered: bool = True) -> list[dict[str, Any]]:
+        evs = [{"type": e.type.name, "index": e.index, "arg": e.arg} for e in self.dev.events.queue]
+        op = {"op": "events", "expect": evs, "ordered": ordered}
+        self._do(op, lambda: self.dev.events.queue.clear())
+        return evs
+
+    def race(
+        self,
+        kind: str,
+        spec: dict[str, Any],
+        writes: list[tuple[int, bytes]],
+        label: str,
+        outcomes: list[dict[str, Any]],
+    ) -> None:
+        assert kind in RACE_KINDS
+        op = {
+            "op": "race",
+            "kind": kind,
+            "cmd": spec,
+            "as": label,
+            "writes": [{"addr": a, "data": d.hex()} for a, d in writes],
+            "expect_one_of": outcomes,
+        }
+        # The recorded run uses schedule 0; replays try others.
+        import asyncio
+
+        self._do(op, lambda: asyncio.run(self.target.race(cmd_writes(spec), writes, 0)))
+        self.covers.add(f"race:{kind}")
+        self.covers.add(f"cmd:{spec['name']}")
+
+    def check_union(self, labels: list[str], start: int, count: int, pages: list[int]) -> None:
+        self.ops.append(
+            {
+                "op": "check",
+                "kind": "harvest_union",
+                "of": labels,
+                "start": start,
+                "count": count,
+                "pages": sorted(pages),
+            }
+        )
+
+    def lines(self) -> list[str]:
+        head = {"case": self.name, "config": CONFIG, "covers": sorted(self.covers)}
+        return [json.dumps(head)] + [json.dumps(op) for op in self.ops]
+
+
+P = 4096  # page size of the small configuration
+
+
+def _q(v: int) -> bytes:
+    return v.to_bytes(8, "little")
+
+
+def case_reset_values() -> Recorder:
+    r = Recorder("reset_values")
+    for reg in regs.REGISTERS.values():
+        if reg.name != "EVQ_POP":
+            r.reg_read(reg.offset)
+    return r
+
+
+def case_illegal_access() -> Recorder:
+    r = Recorder("illegal_access")
+    r.reg_write(regs.INT_ENABLE, 0x7)
+    r.reg_read(0x800)  # reserved register
+    r.reg_read(regs.ERR_STATUS)
+    r.reg_read(regs.ERR_ADDR)
+    r.reg_write(regs.ID, 1)  # read-only
+    r.reg_read(regs.EVQ_POP)  # write-only
+    r.reg_write(regs.CTRL, 0, size=1)  # byte write to a register
+    r.reg_read(regs.CTRL + 1, size=1)
+    r.reg_write(regs.CTRL, 0, size=4, strobe=0x3)  # partial strobe
+    r.reg_read(regs.VERSION, size=8)
+    r.reg_write(regs.RESULT, 1)  # RESULT is read-only
+    r.reg_read(regs.RESULT + 2, size=4)  # unaligned
+    r.reg_write(0x3000, 5)  # reserved window space
+    r.reg_read(regs.SLOT + 7 * regs.SLOT_STRIDE)  # slot >= NUM_SLOTS (4)
+    r.reg_write(regs.SLOT, 0x55, size=1)  # slot 0 is FREE
+    r.reg_read(regs.SLOT + 8)  # FREE slot reads 0, no error
+    r.reg_read(regs.ERR_STATUS)
+    r.reg_read(regs.ERR_ADDR)
+    r.reg_read(regs.ERR_COUNT)
+    r.reg_read(regs.INT_STATUS)
+    r.events()
+    r.reg_write(regs.ERR_STATUS, 0x1)  # clear BAD_REG only
+    r.reg_read(regs.ERR_STATUS)
+    r.reg_write(regs.ERR_STATUS, 0xFFFFFFFF)
+    r.reg_read(regs.ERR_STATUS)
+    r.reg_write(regs.INT_STATUS, 0x7)
+    r.reg_read(regs.INT_STATUS)
+    r.reg_write(0xFFC, 1)  # ERR_ADDR latches again after clearing
+    r.reg_read(regs.ERR_ADDR)
+    r.events()
+    r.reg_write(regs.CTRL, 0xFFFFFFFF)  # reserved bits ignored
+    r.reg_read(regs.CTRL)
+    return r
+
+
+def case_cmd_errors() -> Recorder:
+    r = Recorder("cmd_errors")
+    pages = r.cfg.pages
+    r.cmd("NOP")
+    for bad in (0x04, 0x7F, 0xFF):
+        r.cmd(bad)
+    r.cmd("BAT_SET", 1, 1, 1, clear=True)
+    r.cmd("HARVEST_DIRTY", 0, 64, decay=True)
+    r.cmd("HARVEST_HOTNESS", 0, 64, clear=True, decay=True)
+    r.cmd("NOP", rsvd=1)
+    r.cmd("HARVEST_DIRTY", 1, 64)
+    r.cmd("HARVEST_ACCESSED", 0, 65)
+    r.cmd("HARVEST_HOTNESS", 32, 64)
+    r.cmd("HARVEST_DIRTY", 0, 0)
+    r.cmd("HARVEST_DIRTY", pages - 64, 128)
+    r.cmd("HARVEST_HOTNESS", 0, 64 * 65)
+    r.cmd("HARVEST_DIRTY", 1 << 40, 64)
+    r.cmd("BAT_SET", pages, 0, 0)
+    r.cmd("BAT_SET", 0, 1 << r.cfg.bat_block_bits, 0)
+    r.cmd("BAT_SET", 0, 0, 1 << r.cfg.bat_disk_bits)
+    r.cmd("BAT_GET", pages)
+    r.cmd("BAT_CLEAR", 1 << 63)
+    r.cmd("BAT_DISCARD", pages + 5)
+    r.cmd("SLOT_MERGE", r.cfg.slots, 0)
+    r.cmd("SLOT_MERGE", 0, pages)
+    r.cmd("SLOT_MERGE", 0, 0)  # FREE: STATE
+    r.cmd("SLOT_RELEASE", 0)  # FREE: STATE
+    r.cmd("SLOT_RELEASE", 99)
+    r.cmd("SLOT_QUERY", 16)
+    r.cmd("CHUNK_ASSIGN", r.cfg.chunks, 1)
+    r.cmd("CHUNK_ASSIGN", 0, 0)
+    r.cmd("CHUNK_ASSIGN", 0, 0x10000)
+    r.cmd("CHUNK_RELEASE", 0, 1)  # FREE: STATE
+    r.cmd("CHUNK_ASSIGN", 0, 1)
+    r.cmd("CHUNK_ASSIGN", 0, 2)  # BUSY
+    r.cmd("CHUNK_RELEASE", 0, 2)  # PERM
+    r.cmd("CHUNK_QUERY", r.cfg.chunks)
+    r.cmd("CHUNK_LIST", 0, 0x10000)
+    for _ in range(r.cfg.slots):
+        r.cmd("SLOT_ALLOC", 7)
+    r.cmd("SLOT_ALLOC", 8)  # NO_RESOURCE
+    r.reg_read(regs.CMD_STATUS)
+    return r
+
+
+def case_harvest(rng: random.Random) -> Recorder:
+    r = Recorder("harvest")
+    pages = r.cfg.pages
+    written = rng.sample(range(pages), 40)
+    read = rng.sample(range(pages), 30)
+    for p in written:
+        r.mem_write(p * P + 8 * rng.randrange(512), _q(rng.getrandbits(64)))
+    for p in read:
+        r.mem_read(p * P + 8 * rng.randrange(512))
+    for p in written[:5]:
+        r.mem_write(p * P, bytes([rng.getrandbits(8)]))  # 1-byte partial writes
+    r.cmd("HARVEST_DIRTY", 0, pages, window=pages // 8)  # peek, no clear
+    r.cmd("HARVEST_DIRTY", 64, 128, clear=True, window=16)
+    r.cmd("HARVEST_DIRTY", 0, pages, clear=True, window=pages // 8)
+    r.cmd("HARVEST_DIRTY", 0, pages, window=pages // 8)  # all clear now
+    r.cmd("HARVEST_ACCESSED", 0, pages, clear=True, window=pages // 8)
+    r.cmd("HARVEST_ACCESSED", 0, pages, window=pages // 8)
+    for _ in range(20):  # saturate a 4-bit counter
+        r.mem_read(5 * P)
+    r.mem_write(6 * P + 16, _q(1))
+    r.cmd("HARVEST_HOTNESS", 0, 64, window=64)
+    r.cmd("HARVEST_HOTNESS", 0, pages, decay=True, window=pages)
+    r.cmd("HARVEST_HOTNESS", 0, 64, clear=True, window=64)
+    r.cmd("HARVEST_HOTNESS", 0, 64, window=64)
+    r.reg_read(regs.STAT_READS_LO)
+    r.reg_read(regs.STAT_WRITES_LO)
+    # TRACK_EN = 0 stops dirty/accessed/hotness but never association invalidation
+    r.cmd("BAT_SET", 9, 99, 1)
+    r.reg_write(regs.CTRL, 0)
+    r.mem_write(9 * P, _q(5))
+    r.mem_read(10 * P)
+    r.cmd("HARVEST_DIRTY", 0, 64, window=8)
+    r.cmd("HARVEST_ACCESSED", 0, 64, window=8)
+    r.cmd("BAT_GET", 9)
+    r.reg_write(regs.CTRL, 1)
+    r.reg_read(regs.STAT_WRITES_LO)
+    r.reg_read(regs.STAT_BAT_INV)
+    return r
+
+
+def case_bat(rng: random.Random) -> Recorder:
+    r = Recorder("bat")
+    r.reg_write(regs.INT_ENABLE, 1)
+    for p in range(8):
+        r.cmd("BAT_SET", p, rng.getrandbits(r.cfg.bat_block_bits), rng.getrandbits(r.cfg.bat_disk_bits))
+    r.cmd("BAT_GET", 3)
+    r.mem_read(3 * P)  # reads never invalidate
+    r.cmd("BAT_GET", 3)
+    r.mem_write(3 * P + 4000, b"\x01")  # a 1-byte write invalidates
+    r.cmd("BAT_GET", 3)
+    r.cmd("BAT_DISCARD", 3)  # not clean
+    r.cmd("BAT_DISCARD", 4)  # clean: answers the association and clears it
+    r.cmd("BAT_DISCARD", 4)  # gone
+    r.cmd("BAT_CLEAR", 5)
+    r.cmd("BAT_GET", 5)
+    r.cmd("BAT_SET", 6, (1 << r.cfg.bat_block_bits) - 1, (1 << r.cfg.bat_disk_bits) - 1)
+    r.cmd("BAT_GET", 6)
+    r.reg_write(regs.CTRL, 0x3)  # BAT_INV_EVT_EN
+    r.mem_write(6 * P + 8, _q(7))
+    r.mem_write(7 * P, _q(7))
+    r.mem_write(7 * P + 8, _q(7))  # already invalid: no second event
+    r.reg_read(regs.INT_STATUS)
+    r.events()
+    r.reg_read(regs.STAT_BAT_INV)
+    r.cmd("BAT_GET", 0)
+    r.cmd("BAT_SET", 0, 1, 1)  # re-associating makes it valid again
+    r.cmd("BAT_DISCARD", 0)
+    return r
+
+
+def case_slots(rng: random.Random) -> Recorder:
+    r = Recorder("slots")
+    r.reg_write(regs.INT_ENABLE, 0x3)
+    full_page = bytes(rng.getrandbits(8) for _ in range(P))
+    a = r.cmd("SLOT_ALLOC", 0xABCDEF)["result0"]
+    for off in range(0, P, 8):
+        r.reg_write(regs.SLOT + a * regs.SLOT_STRIDE + off, int.from_bytes(full_page[off : off + 8], "little"), 8)
+    r.cmd("SLOT_QUERY", a, window=512)
+    r.reg_read(regs.SLOT + a * regs.SLOT_STRIDE + 128)
+    r.cmd("SLOT_MERGE", a, 20)  # full page: no old content needed
+    for off in (0, 8, 2048, 4088):
+        r.mem_read(20 * P + off)
+    r.events()
+    # partial: old content in the page, slot bytes win under the mask only
+    for off in range(0, 256, 8):
+        r.mem_write(21 * P + off, _q(0x1111111111111111 * (1 + off % 7)))
+    b = r.cmd("SLOT_ALLOC", 0x42)["result0"]
+    base = regs.SLOT + b * regs.SLOT_STRIDE
+    r.reg_write(base + 0, 0xAA, 1)
+    r.reg_write(base + 2, 0xBBCC, 2)
+    r.reg_write(base + 8, 0xDDDDDDDD, 4)
+    r.reg_write(base + 16, 0x1234567890ABCDEF, 8)
+    r.reg_write(base + 24, 0x99887766, 4, strobe=0b0101)
+    r.reg_write(base + 0, 0xEE, 1)  # a later write to the same byte wins
+    r.reg_read(base)
+    r.reg_read(base + 24)
+    r.cmd("SLOT_QUERY", b, window=512)
+    r.cmd("BAT_SET", 21, 5, 1)
+    r.cmd("HARVEST_DIRTY", 0, 64, clear=True, window=8)
+    r.cmd("SLOT_MERGE", b, 21)
+    for off in range(0, 40, 8):
+        r.mem_read(21 * P + off)
+    r.cmd("BAT_GET", 21)  # merge is an internal write: association cleared
+    r.cmd("HARVEST_DIRTY", 0, 64, window=8)  # and page dirty
+    r.cmd("SLOT_QUERY", b, window=512)  # FREE again
+    r.reg_write(base, 1, 4)  # window write to a FREE slot: refused
+    r.reg_read(regs.ERR_STATUS)
+    # empty merge writes nothing and leaves the page clean
+    c = r.cmd("SLOT_ALLOC", 1)["result0"]
+    r.cmd("HARVEST_DIRTY", 0, 64, clear=True, window=8)
+    r.cmd("SLOT_MERGE", c, 22)
+    r.cmd("HARVEST_DIRTY", 0, 64, window=8)
+    # release drops contents
+    d = r.cmd("SLOT_ALLOC", 2)["result0"]
+    r.reg_write(regs.SLOT + d * regs.SLOT_STRIDE, 0x77, 4)
+    r.cmd("SLOT_RELEASE", d)
+    r.cmd("SLOT_QUERY", d, window=512)
+    # timeout: only open, not-full slots, once per allocation, in index order
+    r.reg_write(regs.SLOT_TIMEOUT, 5)
+    e = r.cmd("SLOT_ALLOC", 0x500)["result0"]
+    r.tick(3)
+    f2 = r.cmd("SLOT_ALLOC", 0x600)["result0"]
+    r.tick(2)
+    r.events()
+    r.tick(10)
+    r.events()
+    r.cmd("SLOT_RELEASE", e)
+    r.cmd("SLOT_RELEASE", f2)
+    r.reg_read(regs.EVQ_COUNT)
+    return r
+
+
+def case_chunks(rng: random.Random) -> Recorder:
+    r = Recorder("chunks")
+    r.reg_write(regs.INT_ENABLE, 0x1)
+    cpages = r.cfg.pages_per_chunk
+    r.cmd("CHUNK_ASSIGN", 1, 100)
+    r.cmd("CHUNK_ASSIGN", 2, 100)
+    r.cmd("CHUNK_ASSIGN", 5, 200)
+    r.cmd("CHUNK_LIST", 0, 100, window=2)
+    r.cmd("CHUNK_LIST", 0, 0, window=2)
+    r.cmd("CHUNK_QUERY", 5)
+    for i in range(6):
+        r.mem_write((cpages + i) * P + 8 * i, _q(0xDEADBEEF00000000 | i))
+    r.cmd("BAT_SET", cpages + 1, 77, 2)
+    r.cmd("HARVEST_DIRTY", 0, r.cfg.pages, clear=True, window=r.cfg.pages // 8)
+    r.cmd("CHUNK_RELEASE", 2, 100)
+    r.cmd("CHUNK_RELEASE", 1, 100)
+    r.settle()
+    r.cmd("CHUNK_QUERY", 1)
+    r.cmd("CHUNK_QUERY", 2)
+    for i in range(6):
+        r.mem_read((cpages + i) * P + 8 * i)
+    r.cmd("BAT_GET", cpages + 1)
+    r.cmd("HARVEST_DIRTY", 0, r.cfg.pages, clear=True, window=r.cfg.pages // 8)
+    r.events()  # SCRUB_DONE in release order
+    r.cmd("CHUNK_ASSIGN", 1, 300)  # reusable after the scrub
+    r.cmd("CHUNK_LIST", 0, 300, window=2)
+    return r
+
+
+def case_event_overflow() -> Recorder:
+    r = Recorder("event_overflow")
+    r.reg_write(regs.CTRL, 0x3)
+    r.reg_write(regs.INT_ENABLE, 0x5)
+    for p in range(r.cfg.evq_depth + 3):
+        r.cmd("BAT_SET", p, p, 0)
+        r.mem_write(p * P, _q(p))
+    r.reg_read(regs.EVQ_COUNT)
+    r.reg_read(regs.EVQ_DROPPED)
+    r.reg_read(regs.ERR_STATUS)
+    r.reg_read(regs.INT_STATUS)
+    r.reg_read(regs.EVT_HEAD0)
+    r.reg_read(regs.EVT_HEAD1)
+    r.reg_read(regs.EVT_ARG_LO)
+    r.reg_write(regs.EVQ_POP, 0)  # writing 0 pops nothing
+    r.reg_read(regs.EVQ_COUNT)
+    r.events()
+    r.reg_read(regs.EVT_HEAD0)  # empty queue reads zero
+    r.reg_write(regs.EVQ_POP, 1)  # pop on empty: no effect
+    r.reg_read(regs.EVQ_COUNT)
+    r.cmd("BAT_SET", 0, 1, 0)
+    r.mem_write(0, _q(1))
+    r.reg_read(regs.EVT_HEAD1)  # SEQ continues past the dropped ones
+    return r
+
+
+def case_decerr() -> Recorder:
+    r = Recorder("decode_error")
+    cap = r.cfg.capacity_bytes
+    r.mem_write(cap, _q(1))
+    r.mem_write(cap + 4096 * 100, b"\x01")
+    r.mem_read(cap + 64, 8)
+    r.mem_read(cap - 8, 8)
+    r.reg_read(regs.STAT_DECERR)
+    r.reg_read(regs.STAT_WRITES_LO)
+    r.cmd("HARVEST_DIRTY", r.cfg.pages - 64, 64, window=8)
+    return r
+
+
+def case_interrupt() -> Recorder:
+    r = Recorder("interrupt")
+    r.cmd("NOP")
+    r.reg_read(regs.INT_STATUS)
+    r.reg_write(regs.INT_STATUS, 0x2)
+    r.reg_read(regs.INT_STATUS)
+    r.reg_write(regs.INT_ENABLE, 0x7)
+    r.reg_read(regs.INT_ENABLE)
+    r.reg_write(regs.CTRL, 0x3)
+    r.cmd("BAT_SET", 1, 1, 1)
+    r.mem_write(P, _q(1))
+    r.reg_write(regs.INT_STATUS, 0x7)  # EVQ is a level: stays while events are queued
+    r.reg_read(regs.INT_STATUS)
+    r.events()
+    r.reg_read(regs.INT_STATUS)
+    return r
+
+
+def case_race_harvest(rng: random.Random, n: int) -> Recorder:
+    r = Recorder(f"race_harvest_{n}")
+    pages = r.cfg.pages
+    pre = rng.sample(range(pages), 10)
+    for p in pre:
+        r.mem_write(p * P, _q(p))
+    racing = rng.sample(range(pages), 12)
+    writes = [(p * P + 8 * rng.randrange(512), _q(rng.getrandbits(64))) for p in racing]
+    spec = {"name": "HARVEST_DIRTY", "args": [0, pages], "clear": True}
+    r.race("harvest", spec, writes, "h1", [{"code": "OK"}])
+    r.cmd("HARVEST_DIRTY", 0, pages, clear=True, label="h2", exact=False)
+    r.check_union(["h1", "h2"], 0, pages, sorted(set(pre) | set(racing)))
+    r.cmd("HARVEST_DIRTY", 0, pages, window=pages // 8)  # nothing left
+    return r
+
+
+def case_race_discard(rng: random.Random, n: int) -> Recorder:
+    r = Recorder(f"race_discard_{n}")
+    page, block, disk = rng.randrange(r.cfg.pages), rng.getrandbits(20), rng.getrandbits(4)
+    r.cmd("BAT_SET", page, block, disk)
+    spec = {"name": "BAT_DISCARD", "args": [page]}
+    writes = [(page * P + 8 * rng.randrange(512), _q(rng.getrandbits(64)))]
+    clean = {"code": "OK", "result0": block, "result1": disk | 1 << 32}
+    dirty = {"code": "OK", "result0": 0, "result1": 0}
+    r.race("discard", spec, writes, "d", [clean, dirty])
+    r.cmd("BAT_GET", page)  # invalid in every interleaving
+    return r
+
+
+def case_race_merge(rng: random.Random, n: int) -> Recorder:
+    r = Recorder(f"race_merge_{n}")
+    page = 30 + n
+    old = [rng.getrandbits(64) for _ in range(16)]
+    for i, v in enumerate(old):
+        r.mem_write(page * P + 8 * i, _q(v))
+    s = r.cmd("SLOT_ALLOC", n)["result0"]
+    base = regs.SLOT + s * regs.SLOT_STRIDE
+    slot_vals = {}
+    for i in range(0, 16, 2):  # even qwords valid in the slot
+        v = rng.getrandbits(64)
+        slot_vals[i] = v
+        r.reg_write(base + 8 * i, v, 8)
+    racing = {i: rng.getrandbits(64) for i in (1, 2, 5, 6)}
+    writes = [(page * P + 8 * i, _q(v)) for i, v in racing.items()]
+    spec = {"name": "SLOT_MERGE", "args": [s, page]}
+    r.race("merge", spec, writes, "m", [{"code": "OK", "result0": 64}])
+    r.settle()
+    # The recorded run is one interleaving; the vector states what every
+    # interleaving must give: slot bytes win over old content, a racing
+    # write to an unmasked byte always survives, a racing write to a masked
+    # byte may land before (overwritten) or after the merge.
+    for i in range(16):
+        op: dict[str, Any] = {"op": "mem_read", "addr": page * P + 8 * i, "size": 8, "resp": "okay"}
+        if i in racing and i in slot_vals:
+            op["expect_one_of"] = sorted({slot_vals[i], racing[i]})
+        elif i in racing:
+            op["expect"] = racing[i]
+        elif i in slot_vals:
+            op["expect"] = slot_vals[i]
+        else:
+            op["expect"] = old[i]
+        r.ops.append(op)
+    r.events(ordered=False)
+    return r
+
+
+def case_random(rng: random.Random, n: int) -> Recorder:
+    """A random mix of requests and commands with the model's answers."""
+    r = Recorder(f"random_{n}")
+    cfg = r.cfg
+    names = [op.name for op in Op]
+    for _ in range(60):
+        k = rng.randrange(10)
+        page = rng.randrange(cfg.pages + 2)
+        addr = page * P + 8 * rng.randrange(512)
+        if k < 3:
+            r.mem_write(addr, _q(rng.getrandbits(64)))
+        elif k < 5:
+            r.mem_read(addr)
+        elif k < 9:
+            name = rng.choice(names)
+            a0 = rng.choice([0, 64, page, rng.randrange(cfg.slots + 1), rng.randrange(cfg.chunks + 1)])
+            a1 = rng.choice([64, 128, cfg.pages, rng.randrange(4), rng.randrange(1 << 20)])
+            a2 = rng.randrange(16)
+            win = {
+                "HARVEST_DIRTY": a1 // 8,
+                "HARVEST_ACCESSED": a1 // 8,
+                "HARVEST_HOTNESS": a1,
+                "SLOT_QUERY": 512,
+                "CHUNK_LIST": 2,
+            }.get(name, 0)
+            r.cmd(name, a0, a1, a2, clear=rng.random() < 0.5 and name.startswith("HARVEST"), window=win)
+        else:
+            r.settle()
+            r.events(ordered=False)
+    r.settle()
+    r.events(ordered=False)
+    return r
+
+
+def build(seed: int = SEED) -> dict[str, list[Recorder]]:
+    rng = random.Random(seed)
+    return {
+        "10-registers": [case_reset_values(), case_illegal_access(), case_interrupt()],
+        "20-commands": [case_cmd_errors(), case_harvest(rng), case_bat(rng), case_decerr()],
+        "30-slots-chunks": [case_slots(rng), case_chunks(rng), case_event_overflow()],
+        "40-races": [case_race_harvest(rng, i) for i in range(3)]
+        + [case_race_discard(rng, i) for i in range(3)]
+        + [case_race_merge(rng, i) for i in range(2)],
+        "50-random": [case_random(rng, i) for i in range(6)],
+    }
+
+
+def required_coverage() -> set[str]:
+    need = {f"cmd:{op.name}" for op in Op}
+    need |= {f"status:{s.name}" for s in Status}
+    need |= {f"err:{f.name}" for f in _ERR.fields}
+    need |= {f"event:{e.name}" for e in Event if e != Event.NONE}
+    need |= {f"race:{k}" for k in RACE_KINDS}
+    return need - set(NOT_IN_CORPUS)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, required=True, help="directory for the *.jsonl corpus")
+    ap.add_argument("--seed", type=int, default=SEED)
+    ap.add_argument("--check", action="store_true", help="fail if the corpus in --out is stale")
+    args = ap.parse_args(argv)
+    files = build(args.seed)
+    covered: set[str] = set()
+    texts = {}
+    for name, recs in files.items():
+        texts[name] = "\n".join(line for rec in recs for line in rec.lines()) + "\n"
+        for rec in recs:
+            covered |= rec.covers
+    missing = required_coverage() - covered
+    if missing:
+        print(f"vectors: corpus misses {sorted(missing)}", file=sys.stderr)
+        return 1
+    stale = 0
+    for name, text in texts.items():
+        path = args.out / f"{name}.jsonl"
+        if args.check:
+            if not path.exists() or path.read_text() != text:
+                print(f"vectors: {path} is stale (run `make vectors`)", file=sys.stderr)
+                stale += 1
+            continue
+        args.out.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+    if not args.check:
+        for old in args.out.glob("*.jsonl"):
+            if old.stem not in texts:
+                old.unlink()
+        ncases = sum(len(r) for r in files.values())
+        print(
+            f"vectors: {ncases} cases in {len(files)} files under {args.out}; "
+            f"coverage {len(covered)} items, all {len(required_coverage())} required "
+            f"(not in corpus: {', '.join(NOT_IN_CORPUS)})"
+        )
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: Apache-2.0
+# The spine: register map generation, reference model, shared vectors, demo.
+PYSRC := $(TOP)/host-stack/python
+
+.PHONY: generate check-generated vectors test-model test-lint test-generated lint
+generate: ## regenerate C/Python/Scala/Markdown from regmap/cxltrack.rdl
+	@$(PY) regmap/regmap_gen.py
+
+vectors: ## regenerate the shared test-vector corpus in vectors/
+	@$(PY) -m cxltrack.vectors.generate --out vectors
+
+check-generated: ## fail if a generated file or the vector corpus is stale
+	@$(PY) regmap/regmap_gen.py --check
+	@$(PY) -m cxltrack.vectors.generate --out vectors --check
+	@echo "check-generated: register map outputs and vector corpus are fresh"
+
+test-model: ## reference-model property tests, vector replay, generated-file checks
+	@mkdir -p $(JUNIT_DIR)
+	@cd $(PYSRC) && $(call PYTEST,model) tests
+
+lint: ## ruff and mypy over the Python sources
+	@$(PY) -m ruff check --quiet $(PYSRC) regmap scripts/run-suites
+	@$(PY) -m ruff format --check --quiet $(PYSRC) regmap
+	@$(PY) -m mypy --no-error-summary $(PYSRC)/cxltrack regmap/regmap_gen.py
+	@echo "lint: ruff and mypy clean"
+
+test-lint: lint
+
+test-generated: check-generated
+
+TEST_SUITES += generated model lint
+
+DEMO_CMD = $(PY) -m cxltrack.demo.model_scenario
