@@ -84,6 +84,7 @@ def run(sim: str, bdir: Path, module: str, testcase: str | None = None, env: dic
             waves=waves,
             timescale=("1ns", "1ps") if sim == "icarus" else None,
             results_xml=str(tdir / "results.xml"),
+            log_file=tdir / "sim.log",
         )
     except SystemExit:  # the runner exits when a cocotb test failed; the XML tells which
         xml = tdir / "results.xml"

@@ -11,6 +11,7 @@ import pytest
 from rtlsim import run_checked
 
 BENCHES = [
+    "test_vectors",
     "test_regs",
     "test_tracking",
     "test_harvest",

@@ -286,13 +286,16 @@ class Bench:
         await ClockCycles(self.dut.clock, 2)
 
     async def race(self, reg_writes: Sequence[tuple[int, int]], mem_writes: Sequence[tuple[int, bytes]],
-                   schedule: Sequence[int] | None = None) -> list[str]:
-        """Launch register writes (a command) while memory writes are in flight. schedule[i]
-        delays memory write i by that many cycles after the register writes start."""
-        sched = list(schedule) if schedule else [0] * len(mem_writes)
+                   schedule: int = 0) -> list[str]:
+        """Launch a command (its register writes) while memory writes are in flight. Each write
+        starts after a random delay (seeded by schedule) spread across the launch, so some are
+        accepted before the command starts, some during its steps and some after it."""
+        rng = random.Random(schedule * 7919 + len(mem_writes))
+        span = 12 * len(reg_writes) + 40
+        delays = [rng.randrange(span) for _ in mem_writes]
 
         async def one(i: int, addr: int, data: bytes) -> str:
-            await ClockCycles(self.dut.clock, sched[i] if i < len(sched) else 0)
+            await ClockCycles(self.dut.clock, delays[i] + 1)
             return await self.mem_write(addr, data)
 
         tasks = [cocotb.start_soon(one(i, a, d)) for i, (a, d) in enumerate(mem_writes)]
