@@ -16,6 +16,7 @@ from typing import Any
 
 import cocotb
 from cocotb.clock import Clock
+from cocotb.handle import Immediate
 from cocotb.triggers import ClockCycles, RisingEdge
 from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiMaster, AxiRam, AxiResp
 
@@ -56,7 +57,11 @@ def pause_gen(rng: random.Random, p: float) -> Iterator[bool]:
 
 
 def val(sig: Any) -> int:
-    return int(sig.value)
+    """Integer value of a signal; X/Z (Icarus before the synchronous reset) reads as 0."""
+    try:
+        return int(sig.value)
+    except ValueError:
+        return 0
 
 
 class ProtocolChecker:
@@ -186,10 +191,11 @@ class Bench:
         self.dut = dut
         self.cfg = config.named(cfg_name or os.environ.get("CXLTRACK_CONFIG", "small"))
         self.model = Device(self.cfg)
+        # immediate writes: the bus models look at reset while they are constructed
+        dut.reset.value = Immediate(1)
+        dut.dbg_time_en.value = Immediate(0)
+        dut.dbg_tick.value = Immediate(0)
         cocotb.start_soon(Clock(dut.clock, 10, unit="ns").start())
-        dut.reset.value = 1
-        dut.dbg_time_en.value = 0
-        dut.dbg_tick.value = 0
         self.axi = AxiMaster(AxiBus.from_prefix(dut, "s_axi"), dut.clock, dut.reset)
         self.ram = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.clock, dut.reset, size=self.cfg.capacity_bytes)
         self.lite = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clock, dut.reset)

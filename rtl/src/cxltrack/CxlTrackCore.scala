@@ -115,7 +115,8 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   m_axi.arlock := s_axi.arlock
   m_axi.arcache := s_axi.arcache
   m_axi.arprot := s_axi.arprot
-  s_axi.arready := !rdErr && Mux(arInRange, m_axi.arready, rdOut === 0.U)
+  // READY only with VALID: the decode must not look at an idle (possibly undriven) address
+  s_axi.arready := !rdErr && s_axi.arvalid && Mux(arInRange, m_axi.arready, rdOut === 0.U)
   val arFire = s_axi.arvalid && s_axi.arready
   val rdAccept = arFire && arInRange
   val rdPage = pageOf(s_axi.araddr)
@@ -226,7 +227,7 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   s_axi.bvalid := decB || (m_axi.bvalid && mbExt)
   s_axi.bid := Mux(decB, decBId, m_axi.bid(p.idBits - 1, 0))
   s_axi.bresp := Mux(decB, Axi.DECERR.U, m_axi.bresp)
-  m_axi.bready := Mux(mbExt, s_axi.bready && !decB, true.B)
+  m_axi.bready := !m_axi.bvalid || Mux(mbExt, s_axi.bready && !decB, true.B)
   when(decB && s_axi.bready)(decB := false.B)
   val extEnd = !decB && m_axi.bvalid && mbExt && s_axi.bready
   val bIdLo = m_axi.bid(p.idBits - 1, 0)
@@ -643,7 +644,7 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
       complete(
         ST.OK,
         Mux(batValidLatched, blk, 0.U),
-        Mux(batValidLatched, (disk << L.DISK_LSB) | (1.U(64.W) << L.VALID_LSB), 0.U)
+        Mux(batValidLatched, (disk << L.DISK_LSB) | (1.U << L.VALID_LSB), 0.U)
       )
     }
     is(St.sMergeRd) {
