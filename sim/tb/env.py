@@ -17,7 +17,7 @@ from typing import Any
 import cocotb
 from cocotb.clock import Clock
 from cocotb.handle import Immediate
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge
 from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiMaster, AxiRam, AxiResp
 
 from cxltrack import config, regs
@@ -192,9 +192,11 @@ class Bench:
         self.cfg = config.named(cfg_name or os.environ.get("CXLTRACK_CONFIG", "small"))
         self.model = Device(self.cfg)
         # immediate writes: the bus models look at reset while they are constructed
+        # (Icarus: an immediate write to an input that feeds a continuous assignment is never
+        # re-propagated by later writes, so only reset, which is read by processes, gets one)
         dut.reset.value = Immediate(1)
-        dut.dbg_time_en.value = Immediate(0)
-        dut.dbg_tick.value = Immediate(0)
+        dut.dbg_time_en.value = 0
+        dut.dbg_tick.value = 0
         cocotb.start_soon(Clock(dut.clock, 10, unit="ns").start())
         self.axi = AxiMaster(AxiBus.from_prefix(dut, "s_axi"), dut.clock, dut.reset)
         self.ram = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.clock, dut.reset, size=self.cfg.capacity_bytes)
@@ -284,11 +286,12 @@ class Bench:
         await ClockCycles(self.dut.clock, 2)
 
     async def tick(self, n: int = 1) -> None:
+        # driven at falling edges: exactly one rising edge sees each pulse on every simulator
         for _ in range(n):
+            await FallingEdge(self.dut.clock)
             self.dut.dbg_tick.value = 1
-            await RisingEdge(self.dut.clock)
+            await FallingEdge(self.dut.clock)
             self.dut.dbg_tick.value = 0
-            await RisingEdge(self.dut.clock)
         await ClockCycles(self.dut.clock, 2)
 
     async def race(self, reg_writes: Sequence[tuple[int, int]], mem_writes: Sequence[tuple[int, bytes]],
