@@ -47,6 +47,7 @@ lint-rtl: $(RTL_BUILD)/small/filelist.f ## verilator --lint-only -Wall on the em
 test-rtl: rtl-sim rtl-deps ## RTL regression: vectors, random, races, errors on Verilator (+ Icarus subset)
 	@mkdir -p $(JUNIT_DIR)
 	@rm -rf $(TOP)/build/sim/coverage
+	@$(MILL) rtl.checkFormat >/dev/null 2>&1 || { echo "test-rtl: Scala sources not formatted (make fmt-rtl)"; exit 1; }
 	@$(call RTL_PYTEST,rtl) test_rtl.py --sim verilator --sim icarus
 	@cd $(TOP)/sim && $(PY) coverage_report.py $(TOP)/build/sim/coverage
 

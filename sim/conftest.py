@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from rtlsim import build_dir, build_sim  # noqa: E402
+from rtlsim import build_dir, build_sim
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

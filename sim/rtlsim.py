@@ -56,8 +56,15 @@ def build_sim(sim: str, cfg: str) -> Path:
     return bdir
 
 
-def run(sim: str, bdir: Path, module: str, testcase: str | None = None, env: dict[str, str] | None = None,
-        waves: bool = False, tag: str = "") -> tuple[int, int, Path]:
+def run(
+    sim: str,
+    bdir: Path,
+    module: str,
+    testcase: str | None = None,
+    env: dict[str, str] | None = None,
+    waves: bool = False,
+    tag: str = "",
+) -> tuple[int, int, Path]:
     """Run one cocotb test module; returns (tests, failures, test directory)."""
     runner = get_runner(sim)
     tdir = BUILD / "sim" / "runs" / f"{sim}-{module}{tag}"
@@ -66,8 +73,9 @@ def run(sim: str, bdir: Path, module: str, testcase: str | None = None, env: dic
     tdir.mkdir(parents=True)
     extra = {
         "CXLTRACK_COVERAGE_DIR": str(BUILD / "sim" / "coverage"),
-        "PYTHONPATH": os.pathsep.join([str(SIM_DIR), str(TOP / "host-stack" / "python"),
-                                       os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join(
+            [str(SIM_DIR), str(TOP / "host-stack" / "python"), os.environ.get("PYTHONPATH", "")]
+        ),
         "COCOTB_LOG_LEVEL": os.environ.get("COCOTB_LOG_LEVEL", "WARNING"),
         "PYTHONWARNINGS": "ignore::DeprecationWarning",
     }

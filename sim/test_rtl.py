@@ -4,6 +4,7 @@ them; Icarus (`--sim icarus`) the subset in ICARUS_BENCHES (it is ~10x slower)."
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -42,6 +43,35 @@ def test_lint_wall(sim: str) -> None:
     d = rtl_dir("small")
     files = [d / f for f in (d / "filelist.f").read_text().split()]
     proc = subprocess.run(
-        ["verilator", "--lint-only", "-Wall", "--top-module", "CxlTrackCore", str(SIM_DIR / "verilator.vlt"),
-         *map(str, files)], capture_output=True, text=True)
+        [
+            "verilator",
+            "--lint-only",
+            "-Wall",
+            "--top-module",
+            "CxlTrackCore",
+            str(SIM_DIR / "verilator.vlt"),
+            *map(str, files),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
+
+
+def test_python_lint(sim: str) -> None:
+    """ruff and mypy --strict over the benches."""
+    if sim != "verilator":
+        pytest.skip("lint runs once")
+    for cmd in (
+        ["ruff", "check", "--quiet", "."],
+        ["ruff", "format", "--check", "--quiet", "."],
+        ["mypy", "--strict", "--ignore-missing-imports", "--explicit-package-bases", "--no-error-summary", "."],
+    ):
+        proc = subprocess.run(
+            cmd,
+            cwd=SIM_DIR,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "MYPYPATH": str(SIM_DIR.parent / "host-stack" / "python")},
+        )
+        assert proc.returncode == 0, f"{' '.join(cmd)}:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}"

@@ -28,7 +28,7 @@ class Driver:
         self.b, self.rng, self.p = b, rng, p_stall
         self.pages = b.cfg.pages
         self.stats = {"ar": 0, "aw": 0, "r": 0, "b": 0}
-        self.lat = {"s_r": deque(), "m_r": deque(), "s_w": deque(), "m_w": deque()}
+        self.lat: dict[str, deque[int]] = {k: deque() for k in ("s_r", "m_r", "s_w", "m_w")}
         self.sum = {"s_r": 0, "m_r": 0, "s_w": 0, "m_w": 0, "n_r": 0, "n_w": 0}
         self.running = False
 
@@ -97,15 +97,19 @@ class Driver:
 async def throughput(dut: Any) -> None:
     seed = int(os.environ.get("CXLTRACK_SEED", "1"))
     rng = random.Random(seed)
-    b = Bench(dut, mirror=False)
+    b = Bench(dut, mirror=False, cxl_master=False)
+    for sig in ("arvalid", "awvalid", "wvalid"):
+        getattr(dut, f"s_axi_{sig}").value = 0
     await b.reset()
     p_stall = float(os.environ.get("CXLTRACK_BENCH_STALL", "0.1"))
-    for ifc in (b.ram.write_if, b.ram.read_if):
-        for ch in ("aw_channel", "w_channel", "b_channel", "ar_channel", "r_channel"):
-            if hasattr(ifc, ch):
-                getattr(ifc, ch).set_pause_generator(pause_gen(random.Random(rng.random()), p_stall))
     results = {}
     for track in (1, 0):
+        # identical traffic and identical DDR stalls in both runs
+        rng = random.Random(seed)
+        for ifc in (b.ram.write_if, b.ram.read_if):
+            for ch in ("aw_channel", "w_channel", "b_channel", "ar_channel", "r_channel"):
+                if hasattr(ifc, ch):
+                    getattr(ifc, ch).set_pause_generator(pause_gen(random.Random(rng.random()), p_stall))
         await b.reg_write(OFF["CTRL"], track)
         drv = Driver(b, random.Random(seed), p_stall)
         t0 = time.perf_counter()

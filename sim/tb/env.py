@@ -10,7 +10,7 @@ import json
 import os
 import random
 from collections import Counter, deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,12 +68,15 @@ class ProtocolChecker:
     """AXI rules on every channel of both AXI4 ports: once VALID is high, it and the payload stay
     stable until READY; per-ID ordering of responses on the CXL side."""
 
-    def __init__(self, dut: Any, prefix: str, channels: dict[str, Sequence[str]]) -> None:
+    def __init__(self, dut: Any, prefix: str, channels: Mapping[str, Sequence[str]]) -> None:
         self.errors: list[str] = []
         self.dut = dut
         self.chans = {
-            ch: (getattr(dut, f"{prefix}_{ch}valid"), getattr(dut, f"{prefix}_{ch}ready"),
-                 [getattr(dut, f"{prefix}_{ch}{s}") for s in sigs])
+            ch: (
+                getattr(dut, f"{prefix}_{ch}valid"),
+                getattr(dut, f"{prefix}_{ch}ready"),
+                [getattr(dut, f"{prefix}_{ch}{s}") for s in sigs],
+            )
             for ch, sigs in channels.items()
         }
         self.prefix = prefix
@@ -126,14 +129,13 @@ class ModelMirror:
 
     async def _run(self) -> None:
         d = self.dut
-        cap = self.model.cfg.capacity_bytes
         while True:
             await RisingEdge(d.clock)
             if val(d.reset) or not self.active:
                 continue
             if val(d.s_axi_arvalid) and val(d.s_axi_arready):
                 addr = val(d.s_axi_araddr)
-                resp, _ = self.model.mem_read(addr, 1) if addr < cap else self.model.mem_read(addr, 1)
+                resp, _ = self.model.mem_read(addr, 1)
                 self.reads.setdefault(val(d.s_axi_arid), deque()).append((addr, resp))
                 cover("mem:read" if resp == MemResp.OKAY else "mem:read_decerr")
             if val(d.s_axi_awvalid) and val(d.s_axi_awready):
@@ -154,40 +156,43 @@ class ModelMirror:
                 en = bytes((strb >> i) & 1 for i in range(LINE))
                 self.writes.setdefault(wid, deque()).append((base, token, raw, en))
             if val(d.s_axi_bvalid) and val(d.s_axi_bready):
-                bid = val(d.s_axi_bid)
-                q = self.writes.get(bid)
-                if not q:
-                    self.errors.append(f"B id {bid} without a write")
-                    continue
-                base, token, raw, en = q.popleft()
-                want = 0 if token else 3
-                if val(d.s_axi_bresp) != want:
-                    self.errors.append(f"B resp {val(d.s_axi_bresp)} at {base:#x}, model says {want}")
-                if token is not None:
-                    self.model.write_end(token, raw, en)
+                self._on_b(val(d.s_axi_bid), val(d.s_axi_bresp))
             if val(d.s_axi_rvalid) and val(d.s_axi_rready):
-                rid = val(d.s_axi_rid)
-                q = self.reads.get(rid)
-                if not q:
-                    self.errors.append(f"R id {rid} without a read")
-                    continue
-                addr, resp = q[0]
-                if val(d.s_axi_rlast):
-                    q.popleft()
-                base = addr & ~(LINE - 1)
-                if resp == MemResp.OKAY:
-                    want = int.from_bytes(self.model.mem.read(base, LINE), "little")
-                    if val(d.s_axi_rdata) != want or val(d.s_axi_rresp) != 0:
-                        self.errors.append(f"read {addr:#x}: resp {val(d.s_axi_rresp)} data "
-                                           f"{val(d.s_axi_rdata):#x} differ from the model {want:#x}")
-                elif val(d.s_axi_rresp) != 3 or val(d.s_axi_rdata) != 0:
-                    self.errors.append(f"read {addr:#x}: expected DECERR with zero data")
+                self._on_r(val(d.s_axi_rid), val(d.s_axi_rdata), val(d.s_axi_rresp), val(d.s_axi_rlast))
+
+    def _on_b(self, bid: int, bresp: int) -> None:
+        wq = self.writes.get(bid)
+        if not wq:
+            self.errors.append(f"B id {bid} without a write")
+            return
+        base, token, raw, en = wq.popleft()
+        want = 0 if token else 3
+        if bresp != want:
+            self.errors.append(f"B resp {bresp} at {base:#x}, model says {want}")
+        if token is not None:
+            self.model.write_end(token, raw, en)
+
+    def _on_r(self, rid: int, rdata: int, rresp: int, rlast: int) -> None:
+        rq = self.reads.get(rid)
+        if not rq:
+            self.errors.append(f"R id {rid} without a read")
+            return
+        addr, resp = rq[0]
+        if rlast:
+            rq.popleft()
+        base = addr & ~(LINE - 1)
+        if resp == MemResp.OKAY:
+            want = int.from_bytes(self.model.mem.read(base, LINE), "little")
+            if rdata != want or rresp != 0:
+                self.errors.append(f"read {addr:#x}: resp {rresp} data {rdata:#x} differ from the model {want:#x}")
+        elif rresp != 3 or rdata != 0:
+            self.errors.append(f"read {addr:#x}: expected DECERR with zero data")
 
 
 class Bench:
     """One DUT with its bus functional models. Implements the vector Target protocol."""
 
-    def __init__(self, dut: Any, cfg_name: str | None = None, mirror: bool = True) -> None:
+    def __init__(self, dut: Any, cfg_name: str | None = None, mirror: bool = True, cxl_master: bool = True) -> None:
         self.dut = dut
         self.cfg = config.named(cfg_name or os.environ.get("CXLTRACK_CONFIG", "small"))
         self.model = Device(self.cfg)
@@ -197,8 +202,9 @@ class Bench:
         dut.reset.value = Immediate(1)
         dut.dbg_time_en.value = 0
         dut.dbg_tick.value = 0
-        cocotb.start_soon(Clock(dut.clock, 10, unit="ns").start())
-        self.axi = AxiMaster(AxiBus.from_prefix(dut, "s_axi"), dut.clock, dut.reset)
+        cocotb.start_soon(Clock(dut.clock, 10, unit="ns").start())  # type: ignore[arg-type]
+        if cxl_master:
+            self.axi = AxiMaster(AxiBus.from_prefix(dut, "s_axi"), dut.clock, dut.reset)
         self.ram = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.clock, dut.reset, size=self.cfg.capacity_bytes)
         self.lite = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clock, dut.reset)
         self.checkers = [
@@ -294,8 +300,9 @@ class Bench:
             self.dut.dbg_tick.value = 0
         await ClockCycles(self.dut.clock, 2)
 
-    async def race(self, reg_writes: Sequence[tuple[int, int]], mem_writes: Sequence[tuple[int, bytes]],
-                   schedule: int = 0) -> list[str]:
+    async def race(
+        self, reg_writes: Sequence[tuple[int, int]], mem_writes: Sequence[tuple[int, bytes]], schedule: int = 0
+    ) -> list[str]:
         """Launch a command (its register writes) while memory writes are in flight. Each write
         starts after a random delay (seeded by schedule) spread across the launch, so some are
         accepted before the command starts, some during its steps and some after it."""
@@ -313,8 +320,9 @@ class Bench:
         return [await t for t in tasks]
 
     # ------------------------------------------------------------- helpers
-    async def command(self, op: int, *args: int, clear: bool = False, decay: bool = False,
-                      rsvd: int = 0, wait: bool = True) -> tuple[int, int, int]:
+    async def command(
+        self, op: int, *args: int, clear: bool = False, decay: bool = False, rsvd: int = 0, wait: bool = True
+    ) -> tuple[int, int, int]:
         for i, a in enumerate(args):
             await self.reg_write(OFF[f"CMD_ARG{i}_LO"], a & 0xFFFFFFFF)
             await self.reg_write(OFF[f"CMD_ARG{i}_HI"], a >> 32 & 0xFFFFFFFF)
@@ -356,8 +364,16 @@ class Scoreboard:
         await self.b.reg_write(offset, value, size, strobe)
         self.m.reg_write(offset, value, size, strobe)
 
-    async def command(self, op: int, *args: int, clear: bool = False, decay: bool = False,
-                      rsvd: int = 0, result_bytes: int = 0, quiesce: bool = True) -> tuple[int, int, int]:
+    async def command(
+        self,
+        op: int,
+        *args: int,
+        clear: bool = False,
+        decay: bool = False,
+        rsvd: int = 0,
+        result_bytes: int = 0,
+        quiesce: bool = True,
+    ) -> tuple[int, int, int]:
         """Run one command on both. With quiesce, the scrub engines of both first run dry, so
         the result does not depend on how far a background scrub got; the model then runs
         only the command's steps."""
@@ -369,8 +385,10 @@ class Scoreboard:
             self.m.reg_write(OFF[f"CMD_ARG{i}_LO"], a & 0xFFFFFFFF)
             self.m.reg_write(OFF[f"CMD_ARG{i}_HI"], a >> 32 & 0xFFFFFFFF)
         f = R["CMD_OP"]
-        self.m.reg_write(OFF["CMD_OP"], f.field("OP").put(op) | f.field("CLEAR").put(int(clear))
-                         | f.field("DECAY").put(int(decay)) | rsvd << 10)
+        self.m.reg_write(
+            OFF["CMD_OP"],
+            f.field("OP").put(op) | f.field("CLEAR").put(int(clear)) | f.field("DECAY").put(int(decay)) | rsvd << 10,
+        )
         self.run_model_command()
         st = self.m.reg_read(OFF["CMD_STATUS"])
         mcode = R["CMD_STATUS"].field("CODE").get(st)
@@ -378,7 +396,8 @@ class Scoreboard:
         m1 = self.m.reg_read(OFF["CMD_RESULT1_LO"]) | self.m.reg_read(OFF["CMD_RESULT1_HI"]) << 32
         name = regs.Op(op).name if op in regs.Op._value2member_map_ else f"op{op:#x}"
         assert (code, r0, r1) == (mcode, m0, m1), (
-            f"{name}{args}: rtl code {code} r0 {r0:#x} r1 {r1:#x}; model code {mcode} r0 {m0:#x} r1 {m1:#x}")
+            f"{name}{args}: rtl code {code} r0 {r0:#x} r1 {r1:#x}; model code {mcode} r0 {m0:#x} r1 {m1:#x}"
+        )
         cover(f"cmd:{name}:{regs.Status(code).name}")
         if result_bytes:
             got = await self.b.result(result_bytes)

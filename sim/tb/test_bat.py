@@ -24,8 +24,9 @@ async def bat_ops(dut: Any) -> None:
         page = rng.randrange(pages)
         r = rng.random()
         if r < 0.3:
-            await sb.command(OP.BAT_SET, page, rng.randrange(1 << cfg.bat_block_bits),
-                             rng.randrange(1 << cfg.bat_disk_bits))
+            await sb.command(
+                OP.BAT_SET, page, rng.randrange(1 << cfg.bat_block_bits), rng.randrange(1 << cfg.bat_disk_bits)
+            )
         elif r < 0.45:
             await sb.command(OP.BAT_GET, page)
         elif r < 0.55:

@@ -21,14 +21,38 @@ async def illegal_accesses(dut: Any) -> None:
     await b.reset()
     sb = Scoreboard(b)
     await sb.reg_write(OFF["INT_ENABLE"], 4)
-    ro = ["ID", "VERSION", "CAP_GEOM", "CMD_STATUS", "CMD_RESULT0_LO", "EVQ_COUNT", "EVT_HEAD0",
-          "STAT_READS_LO", "ERR_ADDR", "ERR_COUNT"]
+    ro = [
+        "ID",
+        "VERSION",
+        "CAP_GEOM",
+        "CMD_STATUS",
+        "CMD_RESULT0_LO",
+        "EVQ_COUNT",
+        "EVT_HEAD0",
+        "STAT_READS_LO",
+        "ERR_ADDR",
+        "ERR_COUNT",
+    ]
     cases = [("w", OFF[n], 4) for n in ro]
-    cases += [("r", 0x2C, 4), ("w", 0x2C, 4), ("r", 0x300, 4), ("r", 0x8000, 4), ("w", 0xFFFC, 4),
-              ("r", OFF["EVQ_POP"], 4), ("w", regs.RESULT, 4), ("w", regs.RESULT + 0x10, 1),
-              ("r", regs.RESULT + 2, 1), ("w", OFF["CTRL"], 1), ("w", OFF["CTRL"] + 1, 1), ("w", OFF["CTRL"], 2),
-              ("r", OFF["CTRL"] + 1, 1), ("r", regs.SLOT + b.cfg.slots * regs.SLOT_STRIDE, 4),
-              ("w", regs.SLOT + 15 * regs.SLOT_STRIDE + 8, 4), ("w", regs.SLOT, 4), ("r", regs.SLOT + 2, 1)]
+    cases += [
+        ("r", 0x2C, 4),
+        ("w", 0x2C, 4),
+        ("r", 0x300, 4),
+        ("r", 0x8000, 4),
+        ("w", 0xFFFC, 4),
+        ("r", OFF["EVQ_POP"], 4),
+        ("w", regs.RESULT, 4),
+        ("w", regs.RESULT + 0x10, 1),
+        ("r", regs.RESULT + 2, 1),
+        ("w", OFF["CTRL"], 1),
+        ("w", OFF["CTRL"] + 1, 1),
+        ("w", OFF["CTRL"], 2),
+        ("r", OFF["CTRL"] + 1, 1),
+        ("r", regs.SLOT + b.cfg.slots * regs.SLOT_STRIDE, 4),
+        ("w", regs.SLOT + 15 * regs.SLOT_STRIDE + 8, 4),
+        ("w", regs.SLOT, 4),
+        ("r", regs.SLOT + 2, 1),
+    ]
     for round_ in range(2):
         rng.shuffle(cases)
         for kind, off, size in cases:

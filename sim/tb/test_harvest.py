@@ -29,13 +29,23 @@ async def harvest_ops(dut: Any) -> None:
             start = rng.randrange(0, pages, 64)
             count = rng.randrange(64, pages - start + 1, 64)
             nbytes = count if op == OP.HARVEST_HOTNESS else count // 8
-            flags = rng.choice([{}, {"clear": True}, {"decay": True}] if op == OP.HARVEST_HOTNESS
-                               else [{}, {"clear": True}])
+            flags = rng.choice(
+                [{}, {"clear": True}, {"decay": True}] if op == OP.HARVEST_HOTNESS else [{}, {"clear": True}]
+            )
             await sb.command(op, start, count, result_bytes=nbytes, **flags)
     # errors: alignment, ranges, flags
     for op in (OP.HARVEST_DIRTY, OP.HARVEST_ACCESSED, OP.HARVEST_HOTNESS):
-        for start, count in [(1, 64), (0, 63), (0, 0), (0, pages + 64), (pages, 64), (64, pages),
-                             (0, 32768 + 64), (0, 4096 + 64), (2**64 - 64, 128)]:
+        for start, count in [
+            (1, 64),
+            (0, 63),
+            (0, 0),
+            (0, pages + 64),
+            (pages, 64),
+            (64, pages),
+            (0, 32768 + 64),
+            (0, 4096 + 64),
+            (2**64 - 64, 128),
+        ]:
             await sb.command(op, start, count)
     await sb.command(OP.HARVEST_HOTNESS, 0, 64, clear=True, decay=True)
     await sb.command(OP.HARVEST_DIRTY, 0, 64, decay=True)

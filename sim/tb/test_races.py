@@ -71,8 +71,11 @@ async def race_harvest(dut: Any) -> None:
         for p in before:
             await b.mem_write(p * 4096, b"\x01")
         racing = [rng.randrange(pages) for _ in range(rng.randrange(4, 24))]
-        await b.race(cmd(OP.HARVEST_DIRTY, 0, pages, clear=True),
-                     [(p * 4096 + 64 * rng.randrange(64), rng.randbytes(8)) for p in racing], it)
+        await b.race(
+            cmd(OP.HARVEST_DIRTY, 0, pages, clear=True),
+            [(p * 4096 + 64 * rng.randrange(64), rng.randbytes(8)) for p in racing],
+            it,
+        )
         code, _, _ = await run_cmd(b, [])
         h1 = int.from_bytes(await b.result(pages // 8), "little")
         code2, _, _ = await run_cmd(b, cmd(OP.HARVEST_DIRTY, 0, pages, clear=True))
@@ -82,7 +85,8 @@ async def race_harvest(dut: Any) -> None:
         assert got == before | set(racing), f"lost or invented writes: {sorted(got ^ (before | set(racing)))}"
         assert before <= {p for p in range(pages) if h1 >> p & 1}, "a write that ended before launch is missing"
         split = bool(set(racing) & {p for p in range(pages) if h1 >> p & 1}) and bool(
-            set(racing) & {p for p in range(pages) if h2 >> p & 1})
+            set(racing) & {p for p in range(pages) if h2 >> p & 1}
+        )
         cover("race:harvest_split" if split else "race:harvest")
     b.backpressure(rng, 0.0)
     finish(b, "race_harvest")
@@ -102,8 +106,10 @@ async def race_discard(dut: Any) -> None:
         p = rng.randrange(pages)
         code, _, _ = await run_cmd(b, cmd(OP.BAT_SET, p, 1234, 3))
         assert code == 0
-        writes = [((p if rng.random() < 0.5 else rng.randrange(pages)) * 4096 + 64 * rng.randrange(64),
-                   rng.randbytes(8)) for _ in range(rng.randrange(1, 6))]
+        writes = [
+            ((p if rng.random() < 0.5 else rng.randrange(pages)) * 4096 + 64 * rng.randrange(64), rng.randbytes(8))
+            for _ in range(rng.randrange(1, 6))
+        ]
         cyc.aw.clear()
         cyc.busy_rise.clear()
         await b.race(cmd(OP.BAT_DISCARD, p), writes, it)
@@ -135,7 +141,7 @@ async def race_merge(dut: Any) -> None:
         q = rng.randrange(pages)
         old = bytearray(rng.randbytes(4096))
         for off in range(0, 4096, 64):
-            await b.mem_write(q * 4096 + off, bytes(old[off:off + 64]))
+            await b.mem_write(q * 4096 + off, bytes(old[off : off + 64]))
         code, slot, _ = await run_cmd(b, cmd(OP.SLOT_ALLOC, 77))
         assert code == 0
         slot_bytes: dict[int, int] = {}
@@ -156,8 +162,8 @@ async def race_merge(dut: Any) -> None:
                 racing_vals.setdefault(o + i, set()).add(d[i])
         page = bytearray()
         for off in range(0, 4096, 64):
-            _, v = await b.mem_read(q * 4096 + off, 64)
-            page += v.to_bytes(64, "little")
+            _, word = await b.mem_read(q * 4096 + off, 64)
+            page += word.to_bytes(64, "little")
         for i in range(4096):
             allowed = racing_vals.get(i, set()) | ({slot_bytes[i]} if i in slot_bytes else {old[i]})
             assert page[i] in allowed, f"merge race: byte {i} of page {q} = {page[i]:#x}, allowed {allowed}"

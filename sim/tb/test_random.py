@@ -35,8 +35,12 @@ async def random_command(sb: Scoreboard, rng: random.Random) -> None:
         nbytes = count if op == OP.HARVEST_HOTNESS else count // 8
         await sb.command(op, start, count, result_bytes=min(nbytes, 512), **flags)
     elif choice == 3:
-        await sb.command(OP.BAT_SET, page(), rng.randrange(1 << (cfg.bat_block_bits + 1)),
-                         rng.randrange(1 << (cfg.bat_disk_bits + 1)))
+        await sb.command(
+            OP.BAT_SET,
+            page(),
+            rng.randrange(1 << (cfg.bat_block_bits + 1)),
+            rng.randrange(1 << (cfg.bat_disk_bits + 1)),
+        )
     elif choice == 4:
         await sb.command(rng.choice([OP.BAT_GET, OP.BAT_CLEAR, OP.BAT_DISCARD]), page())
     elif choice == 5:
@@ -48,8 +52,9 @@ async def random_command(sb: Scoreboard, rng: random.Random) -> None:
     elif choice == 8:
         await sb.command(OP.SLOT_QUERY, rng.randrange(slots + 1), result_bytes=512)
     elif choice == 9:
-        await sb.command(rng.choice([OP.CHUNK_ASSIGN, OP.CHUNK_RELEASE]), rng.randrange(chunks + 1),
-                         rng.choice([0, 1, 2, 0x10000]))
+        await sb.command(
+            rng.choice([OP.CHUNK_ASSIGN, OP.CHUNK_RELEASE]), rng.randrange(chunks + 1), rng.choice([0, 1, 2, 0x10000])
+        )
     elif choice == 10:
         await sb.command(OP.CHUNK_QUERY, rng.randrange(chunks + 1))
     elif choice == 11:
@@ -75,12 +80,12 @@ async def random_mix(dut: Any) -> None:
     sb = Scoreboard(b)
     cfg = b.cfg
     await sb.reg_write(OFF["INT_ENABLE"], 7)
-    for rnd in range(ROUNDS):
+    for _rnd in range(ROUNDS):
         # concurrent traffic, disjoint pages per worker, random stalls everywhere
         b.backpressure(rng, rng.choice([0.0, 0.2, 0.5]))
         workers = rng.randrange(2, 7)
 
-        async def worker(k: int, r: random.Random) -> None:
+        async def worker(k: int, r: random.Random, workers: int = workers) -> None:
             for _ in range(r.randrange(10, 50)):
                 pg = r.randrange(k, cfg.pages + 8, workers)
                 addr = pg * 4096 + r.randrange(64) * 64
@@ -117,5 +122,5 @@ async def random_mix(dut: Any) -> None:
         await sb.compare_registers()
     await sb.compare_events()
     await sb.compare_tables()
-    assert b.msi == b.model.msi_count or True  # MSI timing within a cycle may merge edges; see rtl-notes
+    assert True  # MSI timing within a cycle may merge edges; see rtl-notes
     finish(b, "random")

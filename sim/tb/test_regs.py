@@ -32,9 +32,17 @@ async def read_write(dut: Any) -> None:
     b = Bench(dut)
     await b.reset()
     sb = Scoreboard(b)
-    for name, value in [("CTRL", 0xFFFFFFFF), ("CTRL", 0x2), ("SLOT_TIMEOUT", 0xDEADBEEF), ("INT_ENABLE", 0xFF),
-                        ("CMD_ARG0_LO", 0x12345678), ("CMD_ARG0_HI", 0x9ABCDEF0), ("CMD_ARG2_HI", 0xFFFFFFFF),
-                        ("INT_ENABLE", 0), ("CTRL", 1)]:
+    for name, value in [
+        ("CTRL", 0xFFFFFFFF),
+        ("CTRL", 0x2),
+        ("SLOT_TIMEOUT", 0xDEADBEEF),
+        ("INT_ENABLE", 0xFF),
+        ("CMD_ARG0_LO", 0x12345678),
+        ("CMD_ARG0_HI", 0x9ABCDEF0),
+        ("CMD_ARG2_HI", 0xFFFFFFFF),
+        ("INT_ENABLE", 0),
+        ("CTRL", 1),
+    ]:
         await sb.reg_write(OFF[name], value)
         await sb.reg_read(OFF[name])
     await sb.compare_registers()

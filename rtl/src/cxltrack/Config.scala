@@ -5,38 +5,40 @@ import chisel3.util.log2Ceil
 
 import scala.io.Source
 
-/** Generator parameters. The device part comes from one TOML file under `config/` (docs/spec.md 1.1),
-  * the same file the reference model loads; the implementation part (bus widths, tick prescaler,
-  * outstanding-write depth) is given on the generator's command line.
-  */
+/**
+ * Generator parameters. The device part comes from one TOML file under `config/` (docs/spec.md 1.1), the same file the
+ * reference model loads; the implementation part (bus widths, tick prescaler, outstanding-write depth) is given on the
+ * generator's command line.
+ */
 case class CxlTrackParams(
-  capacityBytes: BigInt,
-  pageShift:     Int,
-  slots:         Int,
-  hotBits:       Int,
-  evqDepthLog2:  Int,
-  chunkShift:    Int,
-  batDiskBits:   Int,
-  batBlockBits:  Int,
-  tickNs:        Long,
-  // implementation parameters
-  dataBits:      Int = 512,
-  idBits:        Int = 4,
-  addrBits:      Int = 48,
-  tickCycles:    Int = 500,
-  wrPerId:       Int = 8) {
+    capacityBytes: BigInt,
+    pageShift: Int,
+    slots: Int,
+    hotBits: Int,
+    evqDepthLog2: Int,
+    chunkShift: Int,
+    batDiskBits: Int,
+    batBlockBits: Int,
+    tickNs: Long,
+    // implementation parameters
+    dataBits: Int = 512,
+    idBits: Int = 4,
+    addrBits: Int = 48,
+    tickCycles: Int = 500,
+    wrPerId: Int = 8
+) {
   require(dataBits == 512, "one beat is one 64-byte line")
-  val pages:         BigInt = capacityBytes >> pageShift
-  val words:         Int = (pages / 64).toInt
-  val pageBits:      Int = log2Ceil(pages) max 1
-  val chunks:        Int = (capacityBytes >> chunkShift).toInt
-  val chunkBits:     Int = log2Ceil(chunks) max 1
+  val pages: BigInt      = capacityBytes >> pageShift
+  val words: Int         = (pages / 64).toInt
+  val pageBits: Int      = log2Ceil(pages) max 1
+  val chunks: Int        = (capacityBytes >> chunkShift).toInt
+  val chunkBits: Int     = log2Ceil(chunks) max 1
   val pagesPerChunk: Int = 1 << (chunkShift - pageShift)
-  val memAddrBits:   Int = log2Ceil(capacityBytes)
-  val hotMax:        Int = (1 << hotBits) - 1
-  val evqDepth:      Int = 1 << evqDepthLog2
-  val slotBits:      Int = log2Ceil(slots) max 1
-  val liteAddrBits:  Int = log2Ceil(Regs.BAR_SIZE)
+  val memAddrBits: Int   = log2Ceil(capacityBytes)
+  val hotMax: Int        = (1 << hotBits) - 1
+  val evqDepth: Int      = 1 << evqDepthLog2
+  val slotBits: Int      = log2Ceil(slots) max 1
+  val liteAddrBits: Int  = log2Ceil(Regs.BAR_SIZE)
   require(pages <= (BigInt(1) << 26), "v1 keeps per-page tables on chip (docs/rtl-notes.md)")
 }
 
@@ -59,10 +61,11 @@ object CxlTrackParams {
   /** Read a flat `key = integer` TOML file; every error names file, line and field. */
   def fromToml(path: String, impl: CxlTrackParams => CxlTrackParams = identity): CxlTrackParams = {
     val src = Source.fromFile(path)
-    val lines = try src.getLines().toVector
-    finally src.close()
+    val lines =
+      try src.getLines().toVector
+      finally src.close()
     val values = scala.collection.mutable.Map[String, (BigInt, Int)]()
-    val Line = """\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([0-9_]+)\s*(#.*)?""".r
+    val Line   = """\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([0-9_]+)\s*(#.*)?""".r
     for ((raw, n) <- lines.zipWithIndex) {
       val text = raw.trim
       if (text.nonEmpty && !text.startsWith("#")) text match {
@@ -76,9 +79,9 @@ object CxlTrackParams {
       val (v, n) = values.getOrElse(k, throw new ConfigError(s"$path: field '$k': missing"))
       if (v < lo || v > hi) throw new ConfigError(s"$path:$n: field '$k': $v is outside $lo..$hi")
     }
-    def i(k: String) = values(k)._1.toInt
+    def i(k: String)               = values(k)._1.toInt
     def fail(k: String, m: String) = throw new ConfigError(s"$path:${values(k)._2}: field '$k': $m")
-    val cap = values("capacity_bytes")._1
+    val cap                        = values("capacity_bytes")._1
     if (i("chunk_shift") < i("page_shift")) fail("chunk_shift", "smaller than page_shift")
     if (cap % (BigInt(64) << i("page_shift")) != 0) fail("capacity_bytes", "not a multiple of 64 pages")
     if (cap % (BigInt(1) << i("chunk_shift")) != 0) fail("capacity_bytes", "not a multiple of the chunk size")

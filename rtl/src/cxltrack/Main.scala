@@ -3,9 +3,10 @@ package cxltrack
 
 import circt.stage.ChiselStage
 
-/** Emit SystemVerilog: `Main --config config/small.toml --target-dir build/rtl/small
-  * [--id-bits N] [--tick-cycles N] [--wr-per-id N]`.
-  */
+/**
+ * Emit SystemVerilog: `Main --config config/small.toml --target-dir build/rtl/small [--id-bits N] [--tick-cycles N]
+ * [--wr-per-id N]`.
+ */
 object Main extends App {
   private def opt(name: String): Option[String] = {
     val i = args.indexOf(name)
