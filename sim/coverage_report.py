@@ -31,7 +31,6 @@ GOALS = (
     ]
     + [f"event:{e.name}" for e in regs.Event if e.name != "NONE"]
     + [
-        "race:harvest",
         "race:harvest_split",
         "race:discard_clean",
         "race:discard_dirty",
