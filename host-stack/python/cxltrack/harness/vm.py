@@ -1,0 +1,348 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Boot a guest under QEMU, talk to its agent, always shut it down.
+
+    with Vm(VmConfig(qemu=..., image=..., topology=cxl_type3_topology(), workdir=...)) as vm:
+        print(vm.run("uname -r").out)
+
+QEMU's stdout/stderr go to <workdir>/qemu.log, the guest console to
+<workdir>/console.log and every agent command with its output to
+<workdir>/commands.log. QEMU gets PR_SET_PDEATHSIG so it dies with the process
+that started it, even when that one is killed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Self, TextIO
+
+from .agent import AgentChannel, CommandResult, GuestCommandError, GuestError, Stream
+from .image import AGENT_PORT, GuestImage
+from .qmp import Qmp, QmpError
+from .topology import Topology
+
+_live: weakref.WeakSet[Vm] = weakref.WeakSet()
+
+
+def _kill_all() -> None:
+    for vm in list(_live):
+        vm.shutdown()
+
+
+atexit.register(_kill_all)
+
+
+def host_has_hw_virt() -> bool:
+    """True only with real VMX/SVM and a usable /dev/kvm (the paravirtual PVM /dev/kvm
+    found on some hosts, without those flags, crashes normal kernels)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    words = set(flags.split())
+    return bool(words & {"vmx", "svm"}) and os.access("/dev/kvm", os.R_OK | os.W_OK)
+
+
+def default_datadirs() -> list[Path]:
+    """Extra `-L` firmware dirs from $CXLTRACK_QEMU_DATADIRS (':'-separated). None by default:
+    the project's QEMU is relocatable and finds its own share/qemu; a system dir such as
+    /usr/share/qemu could hold firmware of another QEMU version."""
+    env = os.environ.get("CXLTRACK_QEMU_DATADIRS", "")
+    return [Path(p) for p in env.split(":") if p]
+
+
+def _remove_stale_tmp() -> None:
+    """Remove socket dirs left by harness processes that were killed."""
+    for d in Path(tempfile.gettempdir()).glob("cxlt-vm-*-*"):
+        pid = d.name.split("-")[2]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _pdeathsig() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+@dataclass
+class VmConfig:
+    qemu: Path
+    image: GuestImage
+    topology: Topology
+    workdir: Path
+    append: str = ""
+    accel: str | None = None  # None: kvm with real VMX/SVM, else tcg
+    cpu: str | None = None
+    datadirs: list[Path] = field(default_factory=default_datadirs)
+    boot_timeout: float = 180.0
+    command_timeout: float = 60.0
+    extra_args: list[str] = field(default_factory=list)
+
+
+class Vm:
+    def __init__(self, cfg: VmConfig) -> None:
+        self.cfg = cfg
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.agent: AgentChannel | None = None
+        self.qmp: Qmp | None = None
+        self.boot_seconds: float | None = None
+        self.guest_uptime_at_ready: float | None = None
+        self._tmp: Path | None = None
+        self._qemu_log: IO[bytes] | None = None
+        self._transcript: TextIO | None = None
+
+    # -- paths -------------------------------------------------------------
+    @property
+    def console_log(self) -> Path:
+        return self.cfg.workdir / "console.log"
+
+    @property
+    def qemu_log(self) -> Path:
+        return self.cfg.workdir / "qemu.log"
+
+    @property
+    def commands_log(self) -> Path:
+        return self.cfg.workdir / "commands.log"
+
+    def console_text(self) -> str:
+        try:
+            return self.console_log.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def qemu_log_text(self) -> str:
+        try:
+            return self.qemu_log.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    # -- command line --------------------------------------------------------
+    def command_line(self, agent_sock: Path, qmp_sock: Path) -> list[str]:
+        cfg = self.cfg
+        accel = cfg.accel or ("kvm" if host_has_hw_virt() else "tcg")
+        cpu = cfg.cpu or ("host,hypervisor=off" if accel == "kvm" else "max,hypervisor=off")
+        args = [str(cfg.qemu)]
+        for d in cfg.datadirs:
+            args += ["-L", str(d)]
+        args += [
+            "-nodefaults",
+            "-no-user-config",
+            "-display",
+            "none",
+            "-no-reboot",
+            "-accel",
+            accel,
+            "-cpu",
+            cpu,
+            *cfg.topology.args(),
+            "-chardev",
+            f"file,id=con,path={self.console_log}",
+            "-serial",
+            "chardev:con",
+            "-device",
+            "virtio-serial-pci,id=vser0,bus=pcie.0",
+            "-chardev",
+            f"socket,id=agent,path={agent_sock}",
+            "-device",
+            f"virtserialport,bus=vser0.0,chardev=agent,name={AGENT_PORT}",
+            "-chardev",
+            f"socket,id=qmp,path={qmp_sock}",
+            "-mon",
+            "chardev=qmp,mode=control",
+            *cfg.image.qemu_args(cfg.append),
+            *cfg.extra_args,
+        ]
+        return args
+
+    # -- life cycle ----------------------------------------------------------
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self) -> Self:
+        cfg = self.cfg
+        cfg.workdir.mkdir(parents=True, exist_ok=True)
+        for p in (self.console_log, self.qemu_log, self.commands_log):
+            p.unlink(missing_ok=True)
+        # Unix socket paths must be short: keep them in /tmp, not in workdir.
+        _remove_stale_tmp()
+        self._tmp = Path(tempfile.mkdtemp(prefix=f"cxlt-vm-{os.getpid()}-"))
+        agent_path, qmp_path = self._tmp / "agent.sock", self._tmp / "qmp.sock"
+        listeners = []
+        for p in (agent_path, qmp_path):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.bind(str(p))
+            s.listen(1)
+            s.settimeout(0.25)
+            listeners.append(s)
+        argv = self.command_line(agent_path, qmp_path)
+        qlog = open(self.qemu_log, "wb")  # noqa: SIM115 - lives as long as the VM
+        self._qemu_log = qlog
+        qlog.write(("# " + " ".join(argv) + "\n").encode())
+        qlog.flush()
+        self._transcript = open(self.commands_log, "w")  # noqa: SIM115 - lives as long as the VM
+        _live.add(self)
+        t0 = time.monotonic()
+        try:
+            self.proc = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=qlog, stderr=subprocess.STDOUT, preexec_fn=_pdeathsig
+            )
+            conns = [self._accept(s, t0 + 30) for s in listeners]
+            try:
+                self.qmp = Qmp(conns[1])
+            except (OSError, QmpError) as exc:
+                time.sleep(0.5)
+                raise GuestError(f"QMP handshake failed: {exc}\n{self._diagnostics()}") from exc
+            self.agent = AgentChannel(conns[0], self.alive)
+            try:
+                ready = self.agent.wait_ready(cfg.boot_timeout)
+            except (TimeoutError, GuestError) as exc:
+                raise GuestError(f"guest did not become ready: {exc}\n{self._diagnostics()}") from exc
+            self.boot_seconds = time.monotonic() - t0
+            parts = ready.split()
+            if len(parts) == 2:
+                self.guest_uptime_at_ready = float(parts[1])
+        except BaseException:
+            self.shutdown()
+            raise
+        finally:
+            for s in listeners:
+                s.close()
+        return self
+
+    def _accept(self, listener: socket.socket, deadline: float) -> socket.socket:
+        while time.monotonic() < deadline:
+            if not self.alive():
+                raise GuestError(f"QEMU exited during start-up\n{self._diagnostics()}")
+            try:
+                conn, _ = listener.accept()
+                return conn
+            except TimeoutError:
+                continue
+        raise GuestError(f"QEMU did not connect its sockets\n{self._diagnostics()}")
+
+    def _diagnostics(self, lines: int = 40) -> str:
+        rc = None if self.proc is None else self.proc.poll()
+        q = self.qemu_log_text().splitlines()[-lines:]
+        c = self.console_text().splitlines()[-lines:]
+        return (
+            f"QEMU {'running' if rc is None else f'exit status {rc}'}; logs in {self.cfg.workdir}\n"
+            "--- qemu.log (tail) ---\n" + "\n".join(q) + "\n--- console.log (tail) ---\n" + "\n".join(c)
+        )
+
+    def shutdown(self, timeout: float = 10.0) -> None:
+        """Stop QEMU (QMP quit, then SIGTERM, then SIGKILL) and release everything. Idempotent."""
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            try:
+                if self.qmp is not None:
+                    self.qmp.sock.settimeout(2)
+                    self.qmp.command("quit")
+            except (OSError, ValueError, RuntimeError) as exc:  # QEMU may already be gone
+                self._note(f"QMP quit failed: {exc}")
+            for sig in (None, signal.SIGTERM, signal.SIGKILL):
+                if sig is not None:
+                    with contextlib.suppress(ProcessLookupError):
+                        proc.send_signal(sig)
+                try:
+                    proc.wait(timeout=timeout if sig is None else 5)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        closers: list[Qmp | Stream | IO[bytes] | TextIO | None] = [
+            self.qmp,
+            self.agent.sock if self.agent else None,
+            self._qemu_log,
+            self._transcript,
+        ]
+        for closer in closers:
+            try:
+                if closer is not None:
+                    closer.close()
+            except OSError as exc:
+                self._note(f"close failed: {exc}")
+        self.qmp = None
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+        _live.discard(self)
+
+    def _note(self, msg: str) -> None:
+        try:
+            with open(self.qemu_log, "a") as f:
+                f.write(f"# harness: {msg}\n")
+        except OSError:
+            return
+
+    def __enter__(self) -> Self:
+        return self.start() if self.proc is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    # -- commands ------------------------------------------------------------
+    def run(self, cmd: str, timeout: float | None = None, check: bool = True, stdin: bytes = b"") -> CommandResult:
+        """Run `cmd` with /bin/sh in the guest. With check (default), a non-zero exit or a
+        timeout raises GuestCommandError whose message holds the guest's stdout and stderr."""
+        if self.agent is None:
+            raise GuestError("VM not started")
+        t = self.cfg.command_timeout if timeout is None else timeout
+        tr = self._transcript
+        try:
+            res = self.agent.run(cmd, t, stdin)
+        except GuestError as exc:
+            if tr is not None:
+                tr.write(f"$ {cmd}\n!! {exc}\n")
+                tr.flush()
+            raise GuestError(f"{exc}\n{self._diagnostics()}") from exc
+        if tr is not None:
+            tr.write(f"$ {cmd}\n{res.describe()}\n\n")
+            tr.flush()
+        if check and not res.ok:
+            raise GuestCommandError(res)
+        return res
+
+    def save_dmesg(self) -> None:
+        """Write the guest kernel log to <workdir>/dmesg.log if the guest still answers."""
+        if self.agent is None or self.agent.broken or not self.alive():
+            return
+        try:
+            res = self.agent.run("dmesg", 10)
+        except GuestError:
+            return
+        (self.cfg.workdir / "dmesg.log").write_bytes(res.stdout)
+
+    def write_file(self, path: str, data: bytes, mode: str = "644") -> None:
+        """Create a guest file from bytes (through the agent's stdin; keep it to a few MiB)."""
+        q = shlex.quote(path)
+        self.run(f"cat > {q} && chmod {shlex.quote(mode)} {q}", stdin=data)
+
+    # -- hooks for the tracker (not implemented here) ----------------------
+    def pci_devices(self) -> list[dict[str, str]]:
+        """PCI functions seen by the guest: bdf, vendor, device, class, driver."""
+        out = self.run(
+            "for d in /sys/bus/pci/devices/*; do "
+            "printf '%s %s %s %s %s\\n' ${d##*/} $(cat $d/vendor $d/device $d/class) "
+            "$(basename $(readlink $d/driver 2>/dev/null) 2>/dev/null || echo -); done"
+        ).out
+        keys = ("bdf", "vendor", "device", "class", "driver")
+        return [dict(zip(keys, line.split(), strict=False)) for line in out.splitlines() if line.strip()]
+
+    def pci_bar_path(self, vendor: str, device: str, bar: int = 0) -> str:
+        """sysfs path of BAR `bar` of the first guest PCI function vendor:device, for a guest
+        user-space tool to mmap (the cxltrack tracker will be read this way)."""
+        for d in self.pci_devices():
+            if d["vendor"] == vendor and d["device"] == device:
+                return f"/sys/bus/pci/devices/{d['bdf']}/resource{bar}"
+        raise GuestError(f"no PCI function {vendor}:{device} in the guest")

@@ -1,0 +1,203 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Bounded random fuzz of the QEMU cxltrack device against the reference
+model: random register programming (legal and illegal offsets, widths and
+alignments, random opcodes, flags and arguments), slot window traffic and
+memory requests through the CXL window, and time. Every read must agree
+with the model, and QEMU must neither abort nor print anything."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from cxlt_env import DECODE_SIZE, TrackerVM
+
+from cxltrack import regs
+from cxltrack.config import DeviceConfig, named
+from cxltrack.model.device import Device
+from cxltrack.regs import Op
+
+REG_OFFSETS = sorted(r.offset for r in regs.REGISTERS.values())
+OPS = [int(o) for o in Op]
+
+
+class Fuzzer:
+    def __init__(self, cfg: DeviceConfig, seed: int) -> None:
+        self.cfg = cfg
+        self.rng = random.Random(seed)
+        self.model = Device(cfg)
+        self.log: list[str] = []
+
+    def offset(self) -> int:
+        r = self.rng.random()
+        if r < 0.55:
+            return self.rng.choice(REG_OFFSETS)
+        if r < 0.65:
+            return self.rng.randrange(0, 0x1000)
+        if r < 0.75:
+            return regs.RESULT + self.rng.randrange(0, regs.RESULT_SIZE)
+        if r < 0.95:
+            n = (
+                self.rng.randrange(0, regs.SLOT_COUNT)
+                if self.rng.random() < 0.3
+                else self.rng.randrange(self.cfg.slots)
+            )
+            return regs.SLOT + n * regs.SLOT_STRIDE + self.rng.randrange(0, regs.SLOT_SIZE)
+        return self.rng.randrange(0x2000, 0x10000)
+
+    def size(self) -> int:
+        return self.rng.choices([1, 2, 4, 8], weights=[1, 1, 8, 2])[0]
+
+    def aligned(self, off: int, size: int) -> int:
+        if self.rng.random() < 0.85:
+            off -= off % size
+        return min(off, regs.BAR_SIZE - size)
+
+    def arg(self) -> int:
+        cfg = self.cfg
+        r = self.rng.random()
+        if r < 0.3:
+            return self.rng.randrange(0, 8)
+        if r < 0.55:
+            return 64 * self.rng.randrange(0, cfg.pages // 64 + 2)
+        if r < 0.75:
+            return self.rng.randrange(0, cfg.pages + 4)
+        if r < 0.85:
+            return self.rng.randrange(0, cfg.chunks + 2)
+        if r < 0.95:
+            return self.rng.randrange(0, 1 << 17)
+        return self.rng.getrandbits(64)
+
+    def cmd_value(self) -> int:
+        op = self.rng.choice(OPS) if self.rng.random() < 0.9 else self.rng.randrange(256)
+        clear = self.rng.random() < 0.25
+        decay = self.rng.random() < 0.1
+        rsvd = self.rng.getrandbits(22) if self.rng.random() < 0.05 else 0
+        return op | clear << 8 | decay << 9 | rsvd << 10
+
+    def step(self, t: TrackerVM) -> None:
+        rng, m, cfg = self.rng, self.model, self.cfg
+        kind = rng.choices(
+            ["cmd", "reg_write", "reg_read", "mem_write", "mem_read", "tick", "events"],
+            weights=[20, 20, 20, 15, 15, 2, 8],
+        )[0]
+        if kind == "cmd":
+            for i in range(3):
+                a = self.arg()
+                for off, val in ((regs.CMD_ARG0_LO + 8 * i, a & 0xFFFFFFFF), (regs.CMD_ARG0_HI + 8 * i, a >> 32)):
+                    t.reg_write(off, val)
+                    m.reg_write(off, val)
+            val = self.cmd_value()
+            self.log.append(f"cmd {val:#x} args {m.args}")
+            t.reg_write(regs.CMD_OP, val)
+            m.reg_write(regs.CMD_OP, val)
+            m.settle()
+            self.compare(t, regs.CMD_STATUS, 4)
+            self.compare(t, regs.CMD_RESULT0_LO, 4)
+            self.compare(t, regs.CMD_RESULT1_LO, 4)
+            self.compare(t, regs.RESULT + 4 * rng.randrange(64), 4)
+        elif kind == "reg_write":
+            size = self.size()
+            off = self.aligned(self.offset(), size)
+            if rng.random() < 0.1:
+                off, size = regs.INT_ENABLE, 4
+            val = rng.getrandbits(8 * size)
+            self.log.append(f"reg_write {off:#x} {val:#x} /{size}")
+            t.reg_write(off, val, size)
+            m.reg_write(off, val, size)
+            m.settle()
+        elif kind == "reg_read":
+            size = self.size()
+            off = self.aligned(self.offset(), size)
+            self.compare(t, off, size)
+        elif kind in ("mem_write", "mem_read"):
+            size = rng.choice([1, 2, 4, 8])
+            # Beyond the capacity only while the HDM decoder still routes
+            # the address to the device (a 256 MiB config fills it).
+            beyond = 2 << cfg.page_shift if cfg.capacity_bytes < DECODE_SIZE else 0
+            if rng.random() < 0.7:
+                addr = rng.randrange(0, min(cfg.capacity_bytes, 8 << cfg.page_shift))
+            elif rng.random() < 0.5:
+                addr = rng.randrange(0, cfg.capacity_bytes + beyond)
+            else:
+                addr = cfg.capacity_bytes - rng.randrange(1, 3 << cfg.page_shift) + beyond
+            addr -= addr % size
+            if kind == "mem_write":
+                data = rng.randbytes(size)
+                self.log.append(f"mem_write {addr:#x} {data.hex()}")
+                got = t.mem_write(addr, data)
+                want = m.mem_write(addr, data).value
+                assert got == want, self.fail(f"mem_write {addr:#x} resp {got} != {want}")
+            else:
+                got_resp, got = t.mem_read(addr, size)
+                resp, data = m.mem_read(addr, size)
+                want = int.from_bytes(data, "little")
+                self.log.append(f"mem_read {addr:#x}/{size} = {got:#x}")
+                assert (got_resp, got) == (resp.value, want), self.fail(
+                    f"mem_read {addr:#x}/{size}: qemu {got_resp} {got:#x}, model {resp.value} {want:#x}"
+                )
+        elif kind == "tick":
+            n = rng.randrange(1, 5)
+            self.log.append(f"tick {n}")
+            t.vm.clock_step(n * cfg.tick_ns)
+            m.tick(n)
+        else:
+            for off in (regs.EVQ_COUNT, regs.EVT_HEAD0, regs.EVT_HEAD1, regs.EVT_ARG_LO, regs.EVT_ARG_HI):
+                self.compare(t, off, 4)
+            t.reg_write(regs.EVQ_POP, 1)
+            m.reg_write(regs.EVQ_POP, 1)
+
+    def compare(self, t: TrackerVM, off: int, size: int) -> None:
+        got = t.reg_read(off, size)
+        want = self.model.reg_read(off, size)
+        self.log.append(f"reg_read {off:#x}/{size} = {got:#x}")
+        assert got == want, self.fail(f"reg_read {off:#x}/{size}: qemu {got:#x}, model {want:#x}")
+
+    def fail(self, msg: str) -> str:
+        return msg + "\nlast operations:\n  " + "\n  ".join(self.log[-25:])
+
+
+@pytest.mark.parametrize(("config", "seed"), [("small", s) for s in range(6)] + [("default", s) for s in range(2)])
+def test_fuzz_against_model(config: str, seed: int) -> None:
+    cfg = named(config)
+    fz = Fuzzer(cfg, seed)
+    with TrackerVM(cfg) as t:
+        # tick 0 of the model is the device's reset time in QEMU.
+        for _ in range(3000):
+            fz.step(t)
+        for off in REG_OFFSETS:
+            if off != regs.EVQ_POP:
+                fz.compare(t, off, 4)
+        assert t.msi_count() == fz.model.msi_count
+        assert t.vm.proc.poll() is None, t.vm.stderr()
+        assert t.close() == 0, t.vm.stderr()
+        assert t.vm.stderr() == "", t.vm.stderr()
+
+
+def test_fuzz_default_config_survives() -> None:
+    """Random writes everywhere in BAR0 and the MSI-X BAR with the default
+    (256 MiB) configuration: QEMU keeps running and exits cleanly."""
+    cfg = named("default")
+    rng = random.Random(1234)
+    with TrackerVM(cfg) as t:
+        from cxlt_env import TRK_BAR0, TRK_MSIX_BAR
+
+        for _ in range(3000):
+            size = rng.choice([1, 2, 4, 8])
+            base = TRK_BAR0 if rng.random() < 0.9 else TRK_MSIX_BAR
+            span = regs.BAR_SIZE if base == TRK_BAR0 else 0x1000
+            off = rng.randrange(0, span - 8)
+            if rng.random() < 0.3:
+                off = rng.choice([regs.CMD_OP, regs.CMD_ARG0_LO, regs.CMD_ARG1_LO, regs.SLOT_TIMEOUT])
+            if rng.random() < 0.5:
+                t._wr(base + off, rng.getrandbits(8 * size), size)
+            else:
+                t._rd(base + off, size)
+            if rng.random() < 0.05:
+                t.vm.clock_step(rng.randrange(1, 10**7))
+            if rng.random() < 0.1:
+                t.mem_write(rng.randrange(0, cfg.capacity_bytes, 8), rng.randbytes(8))
+        assert t.reg_read(regs.ID) == regs.REGISTERS["ID"].reset
+        assert t.vm.proc.poll() is None, t.vm.stderr()
+        assert t.close() == 0, t.vm.stderr()
+        assert t.vm.stderr() == "", t.vm.stderr()
