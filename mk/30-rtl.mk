@@ -4,14 +4,14 @@
 MILL_LAUNCHER_URL := https://repo1.maven.org/maven2/com/lihaoyi/mill-dist/1.1.5/mill-dist-1.1.5-mill.sh
 MILL_LAUNCHER_SHA256 := b04c98d6dface8ffdbf6c7f94aee68dae3d3309f2cab067989bb54159153db95
 MILL_SH := $(CACHE)/mill/mill-dist-1.1.5-mill.sh
-MILL := COURSIER_CACHE=$(CACHE)/coursier nice $(MILL_SH) --no-server
+MILL := COURSIER_CACHE=$(CACHE)/coursier MILL_FINAL_DOWNLOAD_FOLDER=$(CACHE)/mill/download nice $(MILL_SH) --no-server
 RTL_SRC := $(wildcard $(TOP)/rtl/src/cxltrack/*.scala) $(TOP)/build.sc $(TOP)/.mill-version
 RTL_BUILD := $(TOP)/build/rtl
 RTL_CONFIGS := default small
 # simulation builds: a 4-cycle tick so that timeouts are quick to reach
 RTL_SIM_CONFIG := small
 RTL_TICK_CYCLES_SIM := 4
-RTL_APT := default-jdk-headless iverilog yosys liblz4-dev zlib1g-dev make g++
+RTL_APT := openjdk-17-jdk-headless iverilog yosys liblz4-dev zlib1g-dev make g++
 RTL_PYTEST = cd $(TOP)/sim && $(call PYTEST,$(1))
 
 .PHONY: rtl rtl-sim rtl-deps lint-rtl test-rtl bench-rtl synth-estimate fmt-rtl check-fmt-rtl

@@ -18,10 +18,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--sim", action="append", default=None, help="verilator and/or icarus")
 
 
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "sim" in metafunc.fixturenames:
-        sims = metafunc.config.getoption("sim") or os.environ.get("SIM", "verilator").split(",")
-        metafunc.parametrize("sim", sims)
+def sims(config: pytest.Config) -> list[str]:
+    chosen: list[str] | None = config.getoption("sim")
+    return chosen or os.environ.get("SIM", "verilator").split(",")
 
 
 @pytest.fixture(scope="session")
@@ -29,7 +28,6 @@ def built() -> dict[tuple[str, str], Path]:
     return {}
 
 
-@pytest.fixture
 def design(sim: str, built: dict[tuple[str, str], Path]) -> tuple[str, Path]:
     key = (sim, "small")
     if key not in built:
@@ -37,4 +35,4 @@ def design(sim: str, built: dict[tuple[str, str], Path]) -> tuple[str, Path]:
     return sim, built[key]
 
 
-__all__ = ["build_dir"]
+__all__ = ["build_dir", "design", "sims"]

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The RTL regression: every cocotb bench on the small configuration. Verilator runs all of
-them; Icarus (`--sim icarus`) the subset in ICARUS_BENCHES (it is ~10x slower)."""
+them; Icarus (`--sim icarus`) the subset in ICARUS_BENCHES (it is ~5x slower)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import design, sims
 from rtlsim import SIM_DIR, rtl_dir, run_checked
 
 BENCHES = [
@@ -28,18 +29,20 @@ BENCHES = [
 ICARUS_BENCHES = {"test_vectors", "test_regs", "test_errors", "test_races", "test_slots"}
 
 
-@pytest.mark.parametrize("bench", BENCHES)
-def test_bench(design: tuple[str, Path], bench: str) -> None:
-    sim, bdir = design
-    if sim == "icarus" and bench not in ICARUS_BENCHES:
-        pytest.skip("Verilator-only bench (Icarus runs the subset ICARUS_BENCHES)")
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "sim_bench" in metafunc.fixturenames:
+        pairs = [(sim, b) for sim in sims(metafunc.config) for b in BENCHES if sim != "icarus" or b in ICARUS_BENCHES]
+        metafunc.parametrize("sim_bench", pairs, ids=[f"{s}-{b}" for s, b in pairs])
+
+
+def test_bench(sim_bench: tuple[str, str], built: dict[tuple[str, str], Path]) -> None:
+    sim, bench = sim_bench
+    _, bdir = design(sim, built)
     run_checked(sim, bdir, bench)
 
 
-def test_lint_wall(sim: str) -> None:
+def test_lint_wall() -> None:
     """verilator --lint-only -Wall is clean (waivers in sim/verilator.vlt cover firtool temporaries)."""
-    if sim != "verilator":
-        pytest.skip("lint runs once")
     d = rtl_dir("small")
     files = [d / f for f in (d / "filelist.f").read_text().split()]
     proc = subprocess.run(
@@ -58,10 +61,8 @@ def test_lint_wall(sim: str) -> None:
     assert proc.returncode == 0, proc.stderr[-4000:]
 
 
-def test_python_lint(sim: str) -> None:
+def test_python_lint() -> None:
     """ruff and mypy --strict over the benches."""
-    if sim != "verilator":
-        pytest.skip("lint runs once")
     for cmd in (
         ["ruff", "check", "--quiet", "."],
         ["ruff", "format", "--check", "--quiet", "."],
