@@ -50,6 +50,7 @@ async def harvest_ops(dut: Any) -> None:
     await sb.command(OP.HARVEST_HOTNESS, 0, 64, clear=True, decay=True)
     await sb.command(OP.HARVEST_DIRTY, 0, 64, decay=True)
     await sb.command(OP.HARVEST_DIRTY, 0, 64, rsvd=1)
+    await sb.command(OP.NOP)
     await sb.command(OP.NOP, clear=True)
     await sb.command(0x7F)
     await sb.compare_registers()
