@@ -6,6 +6,9 @@
 SHELL := /bin/bash
 
 include mk/common.mk
+# Fragments append to GUEST_DEPS, DEMO_DEPS, ... after the rules that use
+# them are read: prerequisites are expanded a second time, at build time.
+.SECONDEXPANSION:
 include $(sort $(wildcard mk/[0-9]*.mk))
 
 .PHONY: help test demo
@@ -16,5 +19,5 @@ help: ## list the targets
 test: ## run every test suite; ends with "N passed, N failed"
 	@$(PY) scripts/run-suites $(TEST_SUITES)
 
-demo: $(DEMO_DEPS) ## run the main scenario on the embedded default configuration
+demo: $$(DEMO_DEPS) ## run the main scenario on the embedded default configuration
 	@$(DEMO_CMD)

@@ -18,9 +18,12 @@ test-model: ## reference-model property tests, vector replay, generated-file che
 	@mkdir -p $(JUNIT_DIR)
 	@cd $(PYSRC) && $(call PYTEST,model) tests
 
-lint: ## ruff and mypy over the Python sources
-	@$(PY) -m ruff check --quiet $(PYSRC) regmap scripts/run-suites
-	@$(PY) -m ruff format --check --quiet $(PYSRC) regmap
+# Every other Python tree (tests, benches); each part's own lint target runs mypy on it.
+LINT_PY_DIRS = $(wildcard $(TOP)/tests $(TOP)/qemu-cxl-model/tests $(TOP)/sim)
+
+lint: ## ruff over all Python, mypy over the host-stack package
+	@$(PY) -m ruff check --quiet $(PYSRC) regmap scripts/run-suites $(LINT_PY_DIRS)
+	@$(PY) -m ruff format --check --quiet $(PYSRC) regmap $(LINT_PY_DIRS)
 	@$(PY) -m mypy --no-error-summary $(PYSRC)/cxltrack regmap/regmap_gen.py
 	@echo "lint: ruff and mypy clean"
 
@@ -30,4 +33,3 @@ test-generated: check-generated
 
 TEST_SUITES += generated model lint
 
-DEMO_CMD = $(PY) -m cxltrack.demo.model_scenario

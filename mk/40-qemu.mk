@@ -6,7 +6,7 @@
 QEMU_BUILD := $(TOP)/qemu-cxl-model/build-qemu
 TEST_SUITES += qemu
 
-.PHONY: qemu qemu-path qemu-firmware-dirs test-qemu bench-qemu
+.PHONY: qemu qemu-path qemu-firmware-dirs test-qemu test-qemu-asan bench-qemu
 
 qemu: ## build the patched QEMU if needed (cached by key); prints its path
 	@$(QEMU_BUILD)
@@ -17,13 +17,19 @@ qemu-path: ## print only the absolute path of qemu-system-x86_64 (builds if need
 qemu-firmware-dirs: ## print the -L firmware dir(s) of the built QEMU
 	@$(QEMU_BUILD) --firmware-dirs
 
-# QEMU_BIN=<path> (with QEMU_FIRMWARE_DIR for a build without share/qemu)
+# CXLTRACK_QEMU=<path> (with CXLTRACK_QEMU_FIRMWARE for a build without share/qemu)
 # tests another binary, e.g. the dev tree's (qemu-cxl-model/dev-tree).
 test-qemu: ## QEMU smoke test, shared-vector replay and fuzz over qtest
 	@mkdir -p $(JUNIT_DIR)
-	@QEMU_BIN=$${QEMU_BIN:-$$($(QEMU_BUILD))} && export QEMU_BIN && \
+	@CXLTRACK_QEMU=$${CXLTRACK_QEMU:-$$($(QEMU_BUILD))} && export CXLTRACK_QEMU && \
 		$(call PYTEST,qemu) $(TOP)/qemu-cxl-model/tests
 
 bench-qemu: ## window throughput, tracking on vs off; last line ratio=<x>
-	@QEMU_BIN=$${QEMU_BIN:-$$($(QEMU_BUILD))} && export QEMU_BIN && \
+	@CXLTRACK_QEMU=$${CXLTRACK_QEMU:-$$($(QEMU_BUILD))} && export CXLTRACK_QEMU && \
 		$(PY) $(TOP)/qemu-cxl-model/tests/bench.py
+
+test-qemu-asan: ## the QEMU suite on an ASan+UBSan build (slow cold build; not in make test)
+	@mkdir -p $(JUNIT_DIR)
+	@CXLTRACK_QEMU=$$($(QEMU_BUILD) --asan) && export CXLTRACK_QEMU && \
+		export ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 && \
+		$(call PYTEST,qemu-asan) $(TOP)/qemu-cxl-model/tests

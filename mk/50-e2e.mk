@@ -29,7 +29,7 @@ GUEST_CFLAGS := -static -O2 -Wall -Wextra -Werror
 
 TEST_SUITES += e2e
 
-.PHONY: guest guest-kernel guest-kdir guest-tools guest-run test-e2e guest-deps-host
+.PHONY: guest guest-kernel guest-kdir guest-tools guest-run test-e2e guest-deps-host lint-e2e
 
 guest-deps-host:
 	@$(TOP)/scripts/apt-ensure gcc libc6-dev make dpkg-dev kmod
@@ -48,7 +48,7 @@ guest-kernel: ## fetch + extract the pinned guest kernel and headers into the ca
 guest-kdir: guest-kernel ## print the guest kernel headers dir (for make -C <dir> M=... modules)
 	@$(HARNESS) kernel --print headers
 
-guest: $(GUEST_DEPS) ## build the guest image (kernel + busybox initramfs + agent + tools)
+guest: $$(GUEST_DEPS) ## build the guest image (kernel + busybox initramfs + agent + tools)
 	@$(HARNESS) image $(addprefix --bin-dir ,$(GUEST_BIN_DIRS)) $(addprefix --module-dir ,$(GUEST_MODULE_DIRS)) \
 		--manifest $(GUEST_IMAGE)
 
@@ -57,9 +57,19 @@ guest: $(GUEST_DEPS) ## build the guest image (kernel + busybox initramfs + agen
 QEMU_BIN = $(strip $(or $(CXLTRACK_QEMU),$(if $(wildcard $(TOP)/qemu-cxl-model/build-qemu),\
 	$(shell $(MAKE) --no-print-directory -s qemu-path | tail -n1))))
 
+# Never hand it to sub-makes: a QEMU_BIN from the environment would be
+# exported and re-expanded by the sub-make that computes it, without end.
+unexport QEMU_BIN
+
 guest-run: guest ## boot the CXL topology once and run CMD (REGION=devdax|kmem optional)
 	@$(HARNESS) run --qemu "$(QEMU_BIN)" --image $(GUEST_IMAGE) $(if $(REGION),--region $(REGION)) -- "$(CMD)"
 
 test-e2e: guest ## full-stack tests: boot VMs on the QEMU CXL model
 	@q="$(QEMU_BIN)"; test -x "$$q" || { echo "test-e2e: no QEMU binary (got '$$q'): needs qemu-cxl-model (make qemu-path) or CXLTRACK_QEMU"; exit 1; }; \
 	CXLTRACK_QEMU="$$q" CXLTRACK_GUEST_IMAGE=$(GUEST_IMAGE) $(call PYTEST,e2e) $(TOP)/tests/e2e
+
+lint-e2e: ## ruff + mypy over tests/e2e (the harness package is covered by `make lint`)
+	@$(PY) -m ruff check --quiet $(TOP)/tests/e2e
+	@$(PY) -m ruff format --check --quiet $(TOP)/tests/e2e
+	@$(PY) -m mypy --no-error-summary $(TOP)/tests/e2e
+	@echo "lint-e2e: ruff and mypy clean"

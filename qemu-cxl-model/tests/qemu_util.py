@@ -27,7 +27,7 @@ VMEM_SIZE = 256 << 20
 
 
 def qemu_bin() -> str:
-    env = os.environ.get("QEMU_BIN")
+    env = os.environ.get("CXLTRACK_QEMU")
     if env:
         return env
     out = subprocess.run([str(BUILD)], check=True, stdout=subprocess.PIPE, text=True).stdout
@@ -36,7 +36,7 @@ def qemu_bin() -> str:
 
 def fw_args() -> list[str]:
     """-L for a QEMU that has no share/qemu next to it (a development build)."""
-    fw = os.environ.get("QEMU_FIRMWARE_DIR")
+    fw = os.environ.get("CXLTRACK_QEMU_FIRMWARE")
     return ["-L", fw] if fw else []
 
 
@@ -148,6 +148,12 @@ class Qemu:
         finally:
             for s in listeners.values():
                 s.close()
+
+    def unexpected_stderr(self) -> str:
+        """stderr without lines known to be harmless (an ASan build's notice)."""
+        return "".join(
+            line for line in self.stderr().splitlines(keepends=True) if "ASan doesn't fully support" not in line
+        )
 
     def stderr(self) -> str:
         try:

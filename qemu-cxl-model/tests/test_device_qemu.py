@@ -101,15 +101,21 @@ def test_bad_configuration_is_refused(props: str, message: str) -> None:
     assert message in r.stderr, r.stderr
 
 
-def test_target_is_required_and_exclusive() -> None:
+def test_target_defaults_to_function_0_and_is_exclusive() -> None:
     base = [qemu_util.qemu_bin(), "-nodefaults", "-display", "none", "-accel", "qtest", *qemu_util.fw_args()]
     args = base + qemu_util.cxl_args(tracker=True)
     no_target = [a.replace(",target=cxl-vmem0", "") for a in args]
-    r = subprocess.run(no_target, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
-    assert r.returncode == 1 and "target" in r.stderr, r.stderr
+    assert no_target != args
+    with qemu_util.Qemu([a for a in no_target if a not in base]) as vm:
+        target = vm.qmp.cmd("qom-get", path="/machine/peripheral/trk0", property="target")
+        assert target == "/machine/peripheral/cxl-vmem0"
     twice = [*args, "-device", "cxltrack,bus=root_port13,addr=0.2,target=cxl-vmem0"]
     r = subprocess.run(twice, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
     assert r.returncode == 1 and "already tracked" in r.stderr, r.stderr
+    # Alone in its slot, with no target: refused.
+    alone = [*base, *qemu_util.cxl_args(tracker=False), "-device", "cxltrack,bus=pcie.0,addr=9.0"]
+    r = subprocess.run(alone, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and "not a cxl-type3" in r.stderr, r.stderr
 
 
 def harvest_dirty(t: TrackerVM, pages: int) -> int:

@@ -17,8 +17,9 @@ from cxltrack.harness.pytest_plugin import BootVm
 def test_boot_and_commands(vm: Vm) -> None:
     assert vm.boot_seconds is not None
     print(f"boot-to-ready {vm.boot_seconds:.2f} s wall, guest uptime at ready {vm.guest_uptime_at_ready} s")
-    # About 5 s on an idle 2-core machine under TCG; the bound leaves room for a busy one.
-    assert vm.boot_seconds < 30
+    # About 4-6 s on an idle 2-core machine under TCG, ~15 s at load 10; the bound only
+    # catches a hang-like regression without flaking on a busy machine.
+    assert vm.boot_seconds < 60
     assert vm.run("uname -r").out.strip() == guest_pins().kernel_release
     res = vm.run("echo to-stdout; echo to-stderr >&2; exit 3", check=False)
     assert (res.status, res.out, res.err) == (3, "to-stdout\n", "to-stderr\n")

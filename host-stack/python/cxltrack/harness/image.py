@@ -39,7 +39,9 @@ AGENT_PORT = "org.cxltrack.agent"
 BOOT_MODULES = ("cxl_acpi", "cxl_pci", "cxl_mem", "dax_cxl", "device_dax")
 # Present in the image (with dependencies) for tests and tools to modprobe.
 EXTRA_MODULES = ("kmem", "dax_hmem", "cxl_pmem", "libnvdimm", "dax_pmem")
-DEFAULT_APPEND = "console=ttyS0 panic=-1 rdinit=/init"
+# no_timer_check: on a loaded TCG host the kernel's IO-APIC timer check can
+# fail ("..MP-BIOS bug: 8254 timer not connected") and panic before /init.
+DEFAULT_APPEND = "console=ttyS0 panic=-1 rdinit=/init no_timer_check"
 
 
 class GuestImage(Protocol):

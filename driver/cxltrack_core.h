@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cxltrack driver internals.
+ *
+ * Lifetime
+ * --------
+ * struct cxlt_dev embeds the class device (/dev/cxltrackN) and is freed by
+ * its release callback when the last reference goes: the probe's, one per
+ * open file, one per in-kernel cxlt_get_*() user. remove() (unbind, or
+ * "echo 1 > .../remove") first deletes the char device and sysfs files
+ * (which waits for running sysfs callbacks), then takes @life for writing,
+ * sets @dead and wakes every waiter. From then on every file operation and
+ * every API call returns -ENODEV (poll: EPOLLHUP | EPOLLERR) without
+ * touching the device; the BAR is unmapped only after that.
+ *
+ * Locking (outer to inner)
+ * ------------------------
+ *   life      rw_semaphore. Read: any path that touches the device on behalf
+ *             of a caller (ioctls, sysfs, API). Write: remove() and PCI
+ *             reset (reset_prepare .. reset_done), so nothing touches the
+ *             device while it is reset or after it is gone.
+ *   cmd_lock  mutex. The command engine (CMD_ARG*, CMD_OP, CMD_STATUS,
+ *             CMD_RESULT*, RESULT window), slot windows, slot ownership,
+ *             CTRL/SLOT_TIMEOUT shadows, raw mode ownership.
+ *   evq_mutex mutex. Draining the event queue (IRQ thread, raw-mode exit,
+ *             reset_done) and the notifier chain is called under it.
+ *   evq_lock  spinlock. The list of open files and their event rings.
+ * The IRQ thread takes only evq_mutex and evq_lock; remove() frees the IRQ
+ * (waiting for the thread) before the BAR goes away.
+ */
+#ifndef CXLTRACK_CORE_H
+#define CXLTRACK_CORE_H
+
+#include <linux/cdev.h>
+#include <linux/device.h>
+#include <linux/io.h>
+#include <linux/mutex.h>
+#include <linux/notifier.h>
+#include <linux/pci.h>
+#include <linux/rwsem.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/atomic.h>
+
+#include "cxltrack_regs.h"
+#include <linux/cxltrack.h>
+
+#define CXLT_NAME		"cxltrack"
+#define CXLT_MAX_HARVEST_BITS	32768	/* pages per HARVEST_DIRTY/ACCESSED */
+#define CXLT_MAX_HARVEST_HOT	4096	/* pages per HARVEST_HOTNESS */
+#define CXLT_MASK_BYTES		512	/* SLOT_QUERY byte-valid mask */
+#define CXLT_FILE_RING		256	/* event records per open file */
+
+extern unsigned int cxlt_cmd_timeout_ms;
+extern bool cxlt_allow_raw;
+
+struct cxlt_caps {
+	u32 hw_version;
+	u64 pages;
+	u32 page_shift;
+	u32 num_slots;
+	u32 hot_bits;
+	u32 evq_depth_log2;
+	u32 chunk_shift;
+	u32 num_chunks;
+	u32 disk_bits;
+	u32 block_bits;
+	u32 tick_ns;
+};
+
+struct cxlt_counters {
+	atomic64_t commands;
+	atomic64_t cmd_errors;
+	atomic64_t cmd_timeouts;
+	atomic64_t irqs;
+	atomic64_t events;
+	atomic64_t events_lost;
+};
+
+struct cxlt_file;
+
+struct cxlt_dev {
+	struct device dev;
+	struct cdev cdev;
+	int id;
+	struct list_head node;		/* cxlt_devices, under cxlt_devices_lock */
+
+	struct pci_dev *pdev;		/* function 1; NULL once removed */
+	struct pci_dev *memdev;		/* function 0, referenced */
+	void __iomem *regs;
+	int irq;
+	struct cxlt_caps caps;
+
+	struct rw_semaphore life;	/* see "Locking" above */
+	bool dead;
+
+	struct mutex cmd_lock;		/* command engine, slots, raw mode */
+	u16 cmd_seq;			/* CMD_STATUS.SEQ of the last command */
+	bool cmd_seq_valid;
+	u32 ctrl;			/* CTRL shadow */
+	u32 slot_timeout;		/* SLOT_TIMEOUT shadow */
+	struct cxlt_file *slot_owner[CXLT_SLOT_COUNT];
+	struct cxlt_file *raw_owner;
+
+	struct mutex evq_mutex;		/* draining the event queue */
+	u32 evt_seq;			/* SEQ of the last popped event */
+	bool evt_seq_valid;
+	u32 evt_flags;			/* CXLT_EVENT_F_* for the next record */
+	struct blocking_notifier_head notifier;
+
+	spinlock_t evq_lock;		/* files and their event rings */
+	struct list_head files;
+	wait_queue_head_t wq;
+
+	struct cxlt_counters cnt;
+};
+
+struct cxlt_file {
+	struct cxlt_dev *cd;
+	struct list_head node;		/* cd->files */
+	/* event ring, under cd->evq_lock */
+	struct cxlt_event ring[CXLT_FILE_RING];
+	unsigned int head, tail;	/* free-running */
+	bool overrun;
+};
+
+struct cxlt_cmd_res {
+	u8 code;
+	u64 r0, r1;
+};
+
+/* cxltrack_main.c */
+void cxlt_dev_get(struct cxlt_dev *cd);
+void cxlt_dev_put(struct cxlt_dev *cd);
+
+/* cxltrack_cmd.c */
+int cxlt_enter(struct cxlt_dev *cd, struct cxlt_file *f);
+void cxlt_leave(struct cxlt_dev *cd);
+int cxlt_cmd(struct cxlt_dev *cd, u8 op, u32 opflags, u64 a0, u64 a1, u64 a2,
+	     struct cxlt_cmd_res *res);
+int cxlt_status_errno(u8 code);
+void cxlt_read_window(struct cxlt_dev *cd, void *dst, size_t len);
+int cxlt_raw(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_raw *r);
+void cxlt_raw_release(struct cxlt_dev *cd, struct cxlt_file *f);
+void cxlt_resync(struct cxlt_dev *cd);
+int cxlt_set_ctrl(struct cxlt_dev *cd, struct cxlt_ctrl *c);
+
+/* cxltrack_track.c */
+int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f, u32 kind,
+		    u64 start, u64 count, u32 flags, void *kbuf,
+		    void __user *ubuf, u64 *nr_set);
+int cxlt_do_bat(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_bat *b,
+		const void *kaddr);
+
+/* cxltrack_slot.c */
+int cxlt_do_slot_alloc(struct cxlt_dev *cd, struct cxlt_file *f, u64 tag,
+		       u32 flags, u32 *slot);
+int cxlt_do_slot_write(struct cxlt_dev *cd, struct cxlt_file *f, u32 slot,
+		       u32 offset, const void *buf, u32 len);
+int cxlt_do_slot_merge(struct cxlt_dev *cd, struct cxlt_file *f, u32 slot,
+		       u64 page, void *kaddr, u64 *valid);
+int cxlt_do_slot_release(struct cxlt_dev *cd, struct cxlt_file *f, u32 slot);
+int cxlt_do_slot_query(struct cxlt_dev *cd, struct cxlt_file *f,
+		       struct cxlt_slot_query *q, u8 *mask);
+void cxlt_slots_release_file(struct cxlt_dev *cd, struct cxlt_file *f);
+
+/* cxltrack_chunk.c */
+int cxlt_do_chunk(struct cxlt_dev *cd, struct cxlt_file *f,
+		  struct cxlt_chunk *c);
+int cxlt_do_chunk_list(struct cxlt_dev *cd, struct cxlt_file *f, u32 owner,
+		       u8 *bitmap, u64 *count);
+
+/* cxltrack_evq.c */
+int cxlt_irq_setup(struct cxlt_dev *cd);
+void cxlt_irq_teardown(struct cxlt_dev *cd);
+void cxlt_evq_drain(struct cxlt_dev *cd);
+void cxlt_evq_add_file(struct cxlt_dev *cd, struct cxlt_file *f);
+void cxlt_evq_del_file(struct cxlt_dev *cd, struct cxlt_file *f);
+bool cxlt_evq_pending(struct cxlt_dev *cd, struct cxlt_file *f);
+int cxlt_evq_pop(struct cxlt_dev *cd, struct cxlt_file *f,
+		 struct cxlt_event *out, int max);
+void cxlt_int_enable(struct cxlt_dev *cd, bool on);
+
+/* cxltrack_cdev.c */
+extern const struct file_operations cxlt_fops;
+void cxlt_fill_info(struct cxlt_dev *cd, struct cxlt_info *info);
+int cxlt_read_stats(struct cxlt_dev *cd, struct cxlt_stats *s);
+
+/* cxltrack_sysfs.c */
+extern const struct attribute_group *cxlt_groups[];
+void cxlt_sysfs_init(void);
+
+static inline u32 cxlt_rd(struct cxlt_dev *cd, u32 off)
+{
+	return readl(cd->regs + off);
+}
+
+static inline void cxlt_wr(struct cxlt_dev *cd, u32 off, u32 val)
+{
+	writel(val, cd->regs + off);
+}
+
+static inline u64 cxlt_rd64(struct cxlt_dev *cd, u32 lo)
+{
+	u64 l = cxlt_rd(cd, lo);
+
+	return l | (u64)cxlt_rd(cd, lo + 4) << 32;
+}
+
+#endif /* CXLTRACK_CORE_H */

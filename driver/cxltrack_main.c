@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cxltrack: driver for the tracking engine of a CXL type-3 memory expander
+ * (docs/spec.md). The tracker is PCI function 1 of the memory device; it is
+ * paired with function 0 (class 05.02, bound to the unmodified cxl_pci)
+ * of the same bus/device number.
+ *
+ * Probe checks ID.MAGIC and VERSION.MAJOR, reads the configuration from
+ * CAP_* (never assumes the default), validates it against the spec's
+ * legal ranges, sets up MSI-X vector 0 and creates /dev/cxltrackN.
+ *
+ * The driver uses x86 cache maintenance (clflush_cache_range(),
+ * wbinvd_on_all_cpus()) for the CPU-cache contract of spec section 9.
+ */
+#include <linux/idr.h>
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/slab.h>
+
+#include "cxltrack_core.h"
+
+#define CXLT_MAX_DEVS	64
+
+unsigned int cxlt_cmd_timeout_ms = 1000;
+module_param_named(cmd_timeout_ms, cxlt_cmd_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(cmd_timeout_ms, "command completion timeout in ms (default 1000)");
+
+bool cxlt_allow_raw;
+module_param_named(allow_raw, cxlt_allow_raw, bool, 0644);
+MODULE_PARM_DESC(allow_raw, "allow raw register access for tests (CXLT_IOC_RAW, CAP_SYS_RAWIO)");
+
+static dev_t cxlt_devt;
+static DEFINE_IDA(cxlt_ida);
+static LIST_HEAD(cxlt_devices);
+static DEFINE_MUTEX(cxlt_devices_lock);
+
+static const struct class cxlt_class = {
+	.name = CXLT_NAME,
+};
+
+static void cxlt_dev_release(struct device *dev)
+{
+	struct cxlt_dev *cd = container_of(dev, struct cxlt_dev, dev);
+
+	pci_dev_put(cd->memdev);
+	pci_dev_put(cd->pdev);
+	if (cd->id >= 0)
+		ida_free(&cxlt_ida, cd->id);
+	kfree(cd);
+}
+
+void cxlt_dev_get(struct cxlt_dev *cd)
+{
+	get_device(&cd->dev);
+}
+
+void cxlt_dev_put(struct cxlt_dev *cd)
+{
+	put_device(&cd->dev);
+}
+
+#define CAPF(v, reg, f) (((v) & CXLT_##reg##_##f##_MASK) >> CXLT_##reg##_##f##_SHIFT)
+
+static int cxlt_read_caps(struct cxlt_dev *cd)
+{
+	struct cxlt_caps *c = &cd->caps;
+	struct device *dev = &cd->pdev->dev;
+	u32 id, geom, chunk, bat;
+
+	id = cxlt_rd(cd, CXLT_ID);
+	if (id != CXLT_ID_RESET) {
+		dev_err(dev, "ID reads %#x, not the cxltrack magic %#x\n", id, CXLT_ID_RESET);
+		return -ENODEV;
+	}
+	c->hw_version = cxlt_rd(cd, CXLT_VERSION);
+	if (CAPF(c->hw_version, VERSION, MAJOR) !=
+	    CAPF(CXLT_VERSION_RESET, VERSION, MAJOR)) {
+		dev_err(dev, "interface version %u.%u not supported (driver: %u.x)\n",
+			CAPF(c->hw_version, VERSION, MAJOR), CAPF(c->hw_version, VERSION, MINOR),
+			CAPF(CXLT_VERSION_RESET, VERSION, MAJOR));
+		return -ENODEV;
+	}
+	c->pages = cxlt_rd64(cd, CXLT_CAP_PAGES_LO);
+	geom = cxlt_rd(cd, CXLT_CAP_GEOM);
+	chunk = cxlt_rd(cd, CXLT_CAP_CHUNK);
+	bat = cxlt_rd(cd, CXLT_CAP_BAT);
+	c->page_shift = CAPF(geom, CAP_GEOM, PAGE_SHIFT);
+	c->num_slots = CAPF(geom, CAP_GEOM, NUM_SLOTS);
+	c->hot_bits = CAPF(geom, CAP_GEOM, HOT_BITS);
+	c->evq_depth_log2 = CAPF(geom, CAP_GEOM, EVQ_DEPTH_LOG2);
+	c->chunk_shift = CAPF(chunk, CAP_CHUNK, CHUNK_SHIFT);
+	c->num_chunks = CAPF(chunk, CAP_CHUNK, NUM_CHUNKS);
+	c->disk_bits = CAPF(bat, CAP_BAT, DISK_BITS);
+	c->block_bits = CAPF(bat, CAP_BAT, BLOCK_BITS);
+	c->tick_ns = cxlt_rd(cd, CXLT_CAP_TICK);
+
+	/* The legal ranges of spec section 1.1: anything else is not trusted. */
+	if (c->page_shift < 12 || c->page_shift > 21 ||
+	    !c->num_slots || c->num_slots > CXLT_SLOT_COUNT ||
+	    !c->hot_bits || c->hot_bits > 8 ||
+	    c->evq_depth_log2 < 2 || c->evq_depth_log2 > 12 ||
+	    c->chunk_shift < c->page_shift || c->chunk_shift > 30 ||
+	    !c->num_chunks || c->num_chunks > 32768 ||
+	    !c->disk_bits || c->disk_bits > 16 ||
+	    !c->block_bits || c->block_bits > 48 || !c->tick_ns ||
+	    !c->pages || c->pages % CXLT_HARVEST_ALIGN_PAGES ||
+	    c->pages > (1ULL << (46 - c->page_shift)) ||
+	    (c->pages << c->page_shift) != (u64)c->num_chunks << c->chunk_shift) {
+		dev_err(dev, "impossible configuration: pages %llu geom %#x chunk %#x bat %#x tick %u\n",
+			c->pages, geom, chunk, bat, c->tick_ns);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static struct pci_dev *cxlt_find_memdev(struct pci_dev *pdev)
+{
+	struct pci_dev *mem;
+
+	mem = pci_get_slot(pdev->bus, PCI_DEVFN(PCI_SLOT(pdev->devfn), 0));
+	if (!mem) {
+		dev_err(&pdev->dev, "no function 0 in this slot\n");
+		return NULL;
+	}
+	if ((mem->class >> 8) != PCI_CLASS_MEMORY_CXL) {
+		dev_err(&pdev->dev, "function 0 (%s) has class %06x, not a CXL memory device\n",
+			pci_name(mem), mem->class);
+		pci_dev_put(mem);
+		return NULL;
+	}
+	return mem;
+}
+
+static int cxlt_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
+{
+	struct cxlt_dev *cd;
+	int ret;
+
+	cd = kzalloc(sizeof(*cd), GFP_KERNEL);
+	if (!cd)
+		return -ENOMEM;
+	cd->id = -1;
+	cd->irq = -1;
+	init_rwsem(&cd->life);
+	mutex_init(&cd->cmd_lock);
+	mutex_init(&cd->evq_mutex);
+	spin_lock_init(&cd->evq_lock);
+	INIT_LIST_HEAD(&cd->files);
+	init_waitqueue_head(&cd->wq);
+	BLOCKING_INIT_NOTIFIER_HEAD(&cd->notifier);
+	device_initialize(&cd->dev);
+	cd->dev.release = cxlt_dev_release;
+	cd->dev.class = &cxlt_class;
+	cd->dev.parent = &pdev->dev;
+	cd->dev.groups = cxlt_groups;
+	cd->pdev = pci_dev_get(pdev);
+
+	ret = ida_alloc_max(&cxlt_ida, CXLT_MAX_DEVS - 1, GFP_KERNEL);
+	if (ret < 0)
+		goto err_put;
+	cd->id = ret;
+	cd->dev.devt = MKDEV(MAJOR(cxlt_devt), cd->id);
+	ret = dev_set_name(&cd->dev, CXLT_NAME "%d", cd->id);
+	if (ret)
+		goto err_put;
+
+	cd->memdev = cxlt_find_memdev(pdev);
+	if (!cd->memdev) {
+		ret = -ENODEV;
+		goto err_put;
+	}
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		goto err_put;
+	if (pci_resource_len(pdev, CXLT_BAR) < CXLT_BAR_SIZE ||
+	    !(pci_resource_flags(pdev, CXLT_BAR) & IORESOURCE_MEM)) {
+		dev_err(&pdev->dev, "BAR%d is not a %#x-byte memory BAR\n",
+			CXLT_BAR, CXLT_BAR_SIZE);
+		ret = -ENODEV;
+		goto err_put;
+	}
+	/* pci_iomap: an uncached mapping, as slot windows need (spec 9.4). */
+	cd->regs = pcim_iomap_region(pdev, CXLT_BAR, CXLT_NAME);
+	if (IS_ERR(cd->regs)) {
+		ret = PTR_ERR(cd->regs);
+		cd->regs = NULL;
+		goto err_put;
+	}
+	pci_set_master(pdev);
+
+	ret = cxlt_read_caps(cd);
+	if (ret)
+		goto err_put;
+	cd->ctrl = cxlt_rd(cd, CXLT_CTRL) &
+		   (CXLT_CTRL_TRACK_EN_MASK | CXLT_CTRL_BAT_INV_EVT_EN_MASK);
+	cd->slot_timeout = cxlt_rd(cd, CXLT_SLOT_TIMEOUT);
+
+	ret = cxlt_irq_setup(cd);
+	if (ret)
+		goto err_put;
+
+	cdev_init(&cd->cdev, &cxlt_fops);
+	cd->cdev.owner = THIS_MODULE;
+	ret = cdev_device_add(&cd->cdev, &cd->dev);
+	if (ret)
+		goto err_irq;
+
+	pci_set_drvdata(pdev, cd);
+	mutex_lock(&cxlt_devices_lock);
+	list_add_tail(&cd->node, &cxlt_devices);
+	mutex_unlock(&cxlt_devices_lock);
+
+	dev_info(&pdev->dev,
+		 "%s: v%u.%u, %llu pages of %u KiB, %u slots, %u chunks of %u KiB, memdev %s\n",
+		 dev_name(&cd->dev), cd->caps.hw_version >> 16,
+		 cd->caps.hw_version & 0xffff, cd->caps.pages,
+		 1U << (cd->caps.page_shift - 10), cd->caps.num_slots,
+		 cd->caps.num_chunks, 1U << (cd->caps.chunk_shift - 10),
+		 pci_name(cd->memdev));
+	return 0;
+
+err_irq:
+	cxlt_irq_teardown(cd);
+err_put:
+	cd->dead = true;
+	put_device(&cd->dev);
+	return ret;
+}
+
+static void cxlt_remove(struct pci_dev *pdev)
+{
+	struct cxlt_dev *cd = pci_get_drvdata(pdev);
+
+	mutex_lock(&cxlt_devices_lock);
+	list_del(&cd->node);
+	mutex_unlock(&cxlt_devices_lock);
+
+	/* No new opens, sysfs callbacks drained (they take life themselves). */
+	cdev_device_del(&cd->cdev, &cd->dev);
+
+	/* Wait for every device access in flight, then refuse new ones. */
+	down_write(&cd->life);
+	cd->dead = true;
+	up_write(&cd->life);
+	wake_up_interruptible_all(&cd->wq);
+
+	/* The IRQ thread is done when free_irq() returns; the BAR goes after. */
+	cxlt_irq_teardown(cd);
+	dev_info(&pdev->dev, "%s removed\n", dev_name(&cd->dev));
+	put_device(&cd->dev);
+}
+
+/*
+ * PCI function reset (sysfs "reset", FLR, CXLT_RAW_RESET): the device loses
+ * all of its state (spec section 11). life is held for writing from
+ * prepare to done, so no command or sysfs read runs meanwhile.
+ */
+static void cxlt_reset_prepare(struct pci_dev *pdev)
+{
+	struct cxlt_dev *cd = pci_get_drvdata(pdev);
+
+	down_write(&cd->life);
+	mutex_lock(&cd->evq_mutex);
+	if (!cd->raw_owner)
+		cxlt_int_enable(cd, false);
+	mutex_unlock(&cd->evq_mutex);
+}
+
+static void cxlt_reset_done(struct pci_dev *pdev)
+{
+	struct cxlt_dev *cd = pci_get_drvdata(pdev);
+
+	if (cxlt_rd(cd, CXLT_ID) != CXLT_ID_RESET)
+		dev_err(&pdev->dev, "ID wrong after reset; device unusable\n");
+	mutex_lock(&cd->cmd_lock);
+	mutex_lock(&cd->evq_mutex);
+	if (cd->raw_owner) {
+		/* Raw mode: leave every register at its reset value. */
+		memset(cd->slot_owner, 0, sizeof(cd->slot_owner));
+		cd->cmd_seq_valid = false;
+		cd->evt_seq_valid = false;
+		cd->evt_flags |= CXLT_EVENT_F_RESET;
+	} else {
+		cxlt_resync(cd);
+	}
+	mutex_unlock(&cd->evq_mutex);
+	mutex_unlock(&cd->cmd_lock);
+	up_write(&cd->life);
+}
+
+static const struct pci_error_handlers cxlt_err_handlers = {
+	.reset_prepare = cxlt_reset_prepare,
+	.reset_done = cxlt_reset_done,
+};
+
+static const struct pci_device_id cxlt_ids[] = {
+	{ PCI_DEVICE(CXLT_PCI_VENDOR_ID, CXLT_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, cxlt_ids);
+
+static struct pci_driver cxlt_pci_driver = {
+	.name = CXLT_NAME,
+	.id_table = cxlt_ids,
+	.probe = cxlt_probe,
+	.remove = cxlt_remove,
+	.err_handler = &cxlt_err_handlers,
+};
+
+struct cxlt_dev *cxlt_get_by_memdev(struct pci_dev *memdev)
+{
+	struct cxlt_dev *cd, *found = NULL;
+
+	mutex_lock(&cxlt_devices_lock);
+	list_for_each_entry(cd, &cxlt_devices, node) {
+		if (cd->memdev == memdev) {
+			found = cd;
+			cxlt_dev_get(cd);
+			break;
+		}
+	}
+	mutex_unlock(&cxlt_devices_lock);
+	return found;
+}
+EXPORT_SYMBOL_GPL(cxlt_get_by_memdev);
+
+struct cxlt_dev *cxlt_get_by_id(int id)
+{
+	struct cxlt_dev *cd, *found = NULL;
+
+	mutex_lock(&cxlt_devices_lock);
+	list_for_each_entry(cd, &cxlt_devices, node) {
+		if (cd->id == id) {
+			found = cd;
+			cxlt_dev_get(cd);
+			break;
+		}
+	}
+	mutex_unlock(&cxlt_devices_lock);
+	return found;
+}
+EXPORT_SYMBOL_GPL(cxlt_get_by_id);
+
+void cxlt_put(struct cxlt_dev *cd)
+{
+	if (cd)
+		cxlt_dev_put(cd);
+}
+EXPORT_SYMBOL_GPL(cxlt_put);
+
+int cxlt_info(struct cxlt_dev *cd, struct cxlt_info *info)
+{
+	if (READ_ONCE(cd->dead))
+		return -ENODEV;
+	cxlt_fill_info(cd, info);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(cxlt_info);
+
+/* The uapi mirrors device encodings; keep them from drifting apart. */
+static_assert(CXLT_EV_SLOT_FULL == CXLT_EVENT_SLOT_FULL);
+static_assert(CXLT_EV_SLOT_TIMEOUT == CXLT_EVENT_SLOT_TIMEOUT);
+static_assert(CXLT_EV_MERGE_DONE == CXLT_EVENT_MERGE_DONE);
+static_assert(CXLT_EV_SCRUB_DONE == CXLT_EVENT_SCRUB_DONE);
+static_assert(CXLT_EV_BAT_INVALIDATED == CXLT_EVENT_BAT_INVALIDATED);
+static_assert(CXLT_EV_ERROR == CXLT_EVENT_ERROR);
+static_assert(CXLT_SLOTST_OPEN == CXLT_SLOT_STATE_OPEN);
+static_assert(CXLT_SLOTST_MERGING == CXLT_SLOT_STATE_MERGING);
+static_assert(CXLT_CHUNKST_OWNED == CXLT_CHUNK_STATE_OWNED);
+static_assert(CXLT_CHUNKST_SCRUBBING == CXLT_CHUNK_STATE_SCRUBBING);
+static_assert(CXLT_SLOT_BYTES == CXLT_SLOT_SIZE);
+
+static int __init cxlt_init(void)
+{
+	int ret;
+
+	cxlt_sysfs_init();
+	ret = alloc_chrdev_region(&cxlt_devt, 0, CXLT_MAX_DEVS, CXLT_NAME);
+	if (ret)
+		return ret;
+	ret = class_register(&cxlt_class);
+	if (ret)
+		goto err_chrdev;
+	ret = pci_register_driver(&cxlt_pci_driver);
+	if (ret)
+		goto err_class;
+	return 0;
+
+err_class:
+	class_unregister(&cxlt_class);
+err_chrdev:
+	unregister_chrdev_region(cxlt_devt, CXLT_MAX_DEVS);
+	return ret;
+}
+
+static void __exit cxlt_exit(void)
+{
+	pci_unregister_driver(&cxlt_pci_driver);
+	class_unregister(&cxlt_class);
+	unregister_chrdev_region(cxlt_devt, CXLT_MAX_DEVS);
+	ida_destroy(&cxlt_ida);
+}
+
+module_init(cxlt_init);
+module_exit(cxlt_exit);
+
+MODULE_DESCRIPTION("cxltrack CXL memory tracker driver");
+MODULE_LICENSE("GPL");

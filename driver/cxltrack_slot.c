@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cxltrack write-buffer merge slots (spec section 6).
+ *
+ * Window writes go through the BAR's uncached mapping (pci_iomap), so every
+ * store reaches the device at once with exact byte enables, in program
+ * order before the CMD_OP write that launches SLOT_MERGE (section 9 rule 4).
+ *
+ * Ownership: a slot allocated through a file belongs to it (slot_owner[],
+ * under cmd_lock) unless allocated with CXLT_SLOT_F_KEEP; other files get
+ * -EPERM; closing the file releases its OPEN slots. The owner entry is
+ * cleared when the slot is merged or released and after a reset.
+ */
+#include <linux/unaligned.h>
+#include <asm/cacheflush.h>
+
+#include "cxltrack_core.h"
+
+static int cxlt_slot_check(struct cxlt_dev *cd, struct cxlt_file *f, u32 slot)
+{
+	lockdep_assert_held(&cd->cmd_lock);
+	if (slot >= cd->caps.num_slots)
+		return -ERANGE;
+	if (cd->slot_owner[slot] && cd->slot_owner[slot] != f)
+		return -EPERM;
+	return 0;
+}
+
+/* SLOT_QUERY; caller holds cmd_lock. Validates the device's answer. */
+static int cxlt_slot_query_locked(struct cxlt_dev *cd, u32 slot, u32 *state,
+				  u32 *full, u32 *valid, u64 *tag)
+{
+	struct cxlt_cmd_res res;
+	int ret;
+
+	ret = cxlt_cmd(cd, CXLT_OP_SLOT_QUERY, 0, slot, 0, 0, &res);
+	if (ret)
+		return ret;
+	ret = cxlt_status_errno(res.code);
+	if (ret)
+		return ret;
+	*state = (res.r0 & CXLT_LAYOUT_SLOT_QUERY_RESULT0_STATE_MASK) >>
+		 CXLT_LAYOUT_SLOT_QUERY_RESULT0_STATE_SHIFT;
+	*full = !!(res.r0 & CXLT_LAYOUT_SLOT_QUERY_RESULT0_FULL_MASK);
+	*valid = (res.r0 & CXLT_LAYOUT_SLOT_QUERY_RESULT0_VALID_BYTES_MASK) >>
+		 CXLT_LAYOUT_SLOT_QUERY_RESULT0_VALID_BYTES_SHIFT;
+	*tag = res.r1;
+	if (*state > CXLT_SLOT_STATE_MERGING || *valid > CXLT_SLOT_BYTES ||
+	    *full != (*valid == CXLT_SLOT_BYTES)) {
+		dev_err_ratelimited(&cd->dev, "slot %u: impossible query answer %#llx\n",
+				    slot, res.r0);
+		return -EIO;
+	}
+	return 0;
+}
+
+int cxlt_do_slot_alloc(struct cxlt_dev *cd, struct cxlt_file *f, u64 tag,
+		       u32 flags, u32 *slot)
+{
+	struct cxlt_cmd_res res;
+	int ret;
+
+	if (flags & ~CXLT_SLOT_F_KEEP)
+		return -EINVAL;
+	ret = cxlt_enter(cd, f);
+	if (ret)
+		return ret;
+	ret = cxlt_cmd(cd, CXLT_OP_SLOT_ALLOC, 0, tag, 0, 0, &res);
+	if (!ret)
+		ret = cxlt_status_errno(res.code);
+	if (!ret && res.r0 >= cd->caps.num_slots) {
+		dev_err_ratelimited(&cd->dev, "SLOT_ALLOC returned slot %llu\n", res.r0);
+		ret = -EIO;
+	}
+	if (!ret) {
+		*slot = res.r0;
+		cd->slot_owner[res.r0] = (flags & CXLT_SLOT_F_KEEP) ? NULL : f;
+	}
+	cxlt_leave(cd);
+	return ret;
+}
+
+/* Naturally aligned stores of up to 8 bytes, as the spec allows. */
+static void cxlt_slot_copy(void __iomem *win, u32 offset, const u8 *buf, u32 len)
+{
+	u32 i = 0;
+
+	while (i < len) {
+		u32 a = offset + i;
+
+		if (!(a & 7) && len - i >= 8) {
+			writeq(get_unaligned((const u64 *)(buf + i)), win + a);
+			i += 8;
+		} else if (!(a & 3) && len - i >= 4) {
+			writel(get_unaligned((const u32 *)(buf + i)), win + a);
+			i += 4;
+		} else if (!(a & 1) && len - i >= 2) {
+			writew(get_unaligned((const u16 *)(buf + i)), win + a);
+			i += 2;
+		} else {
+			writeb(buf[i], win + a);
+			i += 1;
+		}
+	}
+}
+
+int cxlt_do_slot_write(struct cxlt_dev *cd, struct cxlt_file *f, u32 slot,
+		       u32 offset, const void *buf, u32 len)
+{
+	u32 state, full, valid;
+	u64 tag;
+	int ret;
+
+	if (!len || offset >= CXLT_SLOT_BYTES || len > CXLT_SLOT_BYTES - offset)
+		return -EINVAL;
+	ret = cxlt_enter(cd, f);
+	if (ret)
+		return ret;
+	ret = cxlt_slot_check(cd, f, slot);
+	if (ret)
+		goto out;
+	/*
+	 * The device refuses window writes to a slot that is not OPEN (and
+	 * flags ERR_STATUS.SLOT_WRITE); check first so the caller learns it.
+	 * Under cmd_lock nobody can merge or release the slot in between.
+	 */
+	ret = cxlt_slot_query_locked(cd, slot, &state, &full, &valid, &tag);
+	if (ret)
+		goto out;
+	if (state != CXLT_SLOT_STATE_OPEN) {
+		ret = -ENOENT;
+		goto out;
+	}
+	cxlt_slot_copy(cd->regs + CXLT_SLOT_N(slot), offset, buf, len);
+out:
+	cxlt_leave(cd);
+	return ret;
+}
+
+int cxlt_do_slot_merge(struct cxlt_dev *cd, struct cxlt_file *f, u32 slot,
+		       u64 page, void *kaddr, u64 *valid)
+{
+	size_t psize = 1UL << cd->caps.page_shift;
+	struct cxlt_cmd_res res;
+	int ret;
+
+	if (page >= cd->caps.pages)
+		return -ERANGE;
+	/* Rule 6: the old contents must have reached the page first. */
+	if (kaddr)
+		clflush_cache_range(kaddr, psize);
+	ret = cxlt_enter(cd, f);
+	if (ret)
+		return ret;
+	ret = cxlt_slot_check(cd, f, slot);
+	if (ret)
+		goto out;
+	ret = cxlt_cmd(cd, CXLT_OP_SLOT_MERGE, 0, slot, page, 0, &res);
+	if (!ret)
+		ret = cxlt_status_errno(res.code);
+	if (!ret) {
+		cd->slot_owner[slot] = NULL;
+		if (res.r0 > CXLT_SLOT_BYTES) {
+			dev_err_ratelimited(&cd->dev, "SLOT_MERGE: %llu valid bytes\n",
+					    res.r0);
+			ret = -EIO;
+		}
+		*valid = res.r0;
+	}
+out:
+	cxlt_leave(cd);
+	/* ... and the merge wrote memory under any cached copy. */
+	if (!ret && kaddr)
+		clflush_cache_range(kaddr, psize);
+	return ret;
+}
+
+int cxlt_do_slot_release(struct cxlt_dev *cd, struct cxlt_file *f, u32 slot)
+{
+	struct cxlt_cmd_res res;
+	int ret;
+
+	ret = cxlt_enter(cd, f);
+	if (ret)
+		return ret;
+	ret = cxlt_slot_check(cd, f, slot);
+	if (ret)
+		goto out;
+	ret = cxlt_cmd(cd, CXLT_OP_SLOT_RELEASE, 0, slot, 0, 0, &res);
+	if (!ret)
+		ret = cxlt_status_errno(res.code);
+	if (!ret)
+		cd->slot_owner[slot] = NULL;
+out:
+	cxlt_leave(cd);
+	return ret;
+}
+
+int cxlt_do_slot_query(struct cxlt_dev *cd, struct cxlt_file *f,
+		       struct cxlt_slot_query *q, u8 *mask)
+{
+	int ret;
+
+	ret = cxlt_enter(cd, f);
+	if (ret)
+		return ret;
+	if (q->slot >= cd->caps.num_slots) {
+		ret = -ERANGE;
+		goto out;
+	}
+	ret = cxlt_slot_query_locked(cd, q->slot, &q->state, &q->full,
+				     &q->valid_bytes, &q->tag);
+	if (ret)
+		goto out;
+	q->owned = f && cd->slot_owner[q->slot] == f;
+	if (mask) {
+		u64 bits;
+
+		cxlt_read_window(cd, mask, CXLT_MASK_BYTES);
+		bits = 0;
+		for (ret = 0; ret < CXLT_MASK_BYTES; ret++)
+			bits += hweight8(mask[ret]);
+		ret = 0;
+		if (bits != q->valid_bytes) {
+			dev_err_ratelimited(&cd->dev, "slot %u: mask has %llu bits, count %u\n",
+					    q->slot, bits, q->valid_bytes);
+			ret = -EIO;
+		}
+	}
+out:
+	cxlt_leave(cd);
+	return ret;
+}
+
+/*
+ * The file is closing: release the OPEN slots it owns. Not interruptible,
+ * so a killed process does not leak slots. Without device access (dead,
+ * or another file in raw mode) only the pointers are dropped.
+ */
+void cxlt_slots_release_file(struct cxlt_dev *cd, struct cxlt_file *f)
+{
+	struct cxlt_cmd_res res;
+	bool hw;
+	u32 i;
+
+	down_read(&cd->life);
+	mutex_lock(&cd->cmd_lock);
+	hw = !cd->dead && !cd->raw_owner;
+	for (i = 0; i < CXLT_SLOT_COUNT; i++) {
+		if (cd->slot_owner[i] != f)
+			continue;
+		cd->slot_owner[i] = NULL;
+		if (!hw)
+			continue;
+		if (cxlt_cmd(cd, CXLT_OP_SLOT_RELEASE, 0, i, 0, 0, &res) ||
+		    (res.code != CXLT_STATUS_OK && res.code != CXLT_STATUS_STATE))
+			dev_warn(&cd->dev, "could not release slot %u of a closed file\n", i);
+	}
+	mutex_unlock(&cd->cmd_lock);
+	up_read(&cd->life);
+}
+
+int cxlt_slot_alloc(struct cxlt_dev *cd, u64 tag)
+{
+	u32 slot;
+	int ret = cxlt_do_slot_alloc(cd, NULL, tag, CXLT_SLOT_F_KEEP, &slot);
+
+	return ret ? ret : slot;
+}
+EXPORT_SYMBOL_GPL(cxlt_slot_alloc);
+
+int cxlt_slot_write(struct cxlt_dev *cd, u32 slot, u32 offset,
+		    const void *buf, u32 len)
+{
+	return cxlt_do_slot_write(cd, NULL, slot, offset, buf, len);
+}
+EXPORT_SYMBOL_GPL(cxlt_slot_write);
+
+int cxlt_slot_merge(struct cxlt_dev *cd, u32 slot, u64 page, void *kaddr,
+		    u64 *valid_bytes)
+{
+	u64 v = 0;
+	int ret = cxlt_do_slot_merge(cd, NULL, slot, page, kaddr, &v);
+
+	if (valid_bytes)
+		*valid_bytes = v;
+	return ret;
+}
+EXPORT_SYMBOL_GPL(cxlt_slot_merge);
+
+int cxlt_slot_release(struct cxlt_dev *cd, u32 slot)
+{
+	return cxlt_do_slot_release(cd, NULL, slot);
+}
+EXPORT_SYMBOL_GPL(cxlt_slot_release);

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cxltrack tracking tables: dirty/accessed bitmaps, hotness counters
+ * (spec sections 3, 5.1) and the block-association table (5.2).
+ */
+#include <linux/bitops.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <asm/cacheflush.h>
+#include <asm/smp.h>
+
+#include "cxltrack_core.h"
+
+static u64 cxlt_popcount(const u8 *buf, size_t len)
+{
+	u64 n = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		n += hweight8(buf[i]);
+	return n;
+}
+
+static u64 cxlt_nonzero(const u8 *buf, size_t len, u8 max, bool *bad)
+{
+	u64 n = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (buf[i] > max)
+			*bad = true;
+		n += !!buf[i];
+	}
+	return n;
+}
+
+/**
+ * cxlt_do_harvest() - harvest a page range, split into device commands
+ * @cd: tracker
+ * @f: calling file or NULL
+ * @kind: CXLT_HARVEST_*
+ * @start: first page
+ * @count: pages
+ * @flags: CXLT_HARVEST_F_* (validated here)
+ * @kbuf: kernel destination, or NULL if @ubuf is used
+ * @ubuf: user destination (already checked writable by the caller)
+ * @nr_set: out: set bits / non-zero counters
+ *
+ * Each command's output is checked against the device's own count
+ * (RESULT0) and, for hotness, against 2^hot_bits - 1 before it is trusted.
+ *
+ * Return: 0 or a negative errno. On an error after the first command the
+ * pages already harvested (and cleared) are in the destination.
+ */
+int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f, u32 kind,
+		    u64 start, u64 count, u32 flags, void *kbuf,
+		    void __user *ubuf, u64 *nr_set)
+{
+	bool hot = kind == CXLT_HARVEST_HOTNESS;
+	u64 max = hot ? CXLT_MAX_HARVEST_HOT : CXLT_MAX_HARVEST_BITS;
+	u8 op = kind == CXLT_HARVEST_DIRTY ? CXLT_OP_HARVEST_DIRTY :
+		kind == CXLT_HARVEST_ACCESSED ? CXLT_OP_HARVEST_ACCESSED :
+		CXLT_OP_HARVEST_HOTNESS;
+	u8 hot_max = (1U << cd->caps.hot_bits) - 1;
+	u32 opflags = 0;
+	u64 done = 0, total = 0;
+	u8 *bounce;
+	int ret = 0;
+
+	if (kind > CXLT_HARVEST_HOTNESS || flags & ~CXLT_HARVEST_F_ALL)
+		return -EINVAL;
+	if ((flags & CXLT_HARVEST_F_ALL) == CXLT_HARVEST_F_ALL)
+		return -EINVAL;
+	if (!hot && flags & CXLT_HARVEST_F_DECAY)
+		return -EINVAL;
+	if (start % CXLT_HARVEST_ALIGN_PAGES || count % CXLT_HARVEST_ALIGN_PAGES)
+		return -EINVAL;
+	if (!count || start >= cd->caps.pages || count > cd->caps.pages - start)
+		return -ERANGE;
+	if (flags & CXLT_HARVEST_F_CLEAR)
+		opflags |= CXLT_CMD_OP_CLEAR_MASK;
+	if (flags & CXLT_HARVEST_F_DECAY)
+		opflags |= CXLT_CMD_OP_DECAY_MASK;
+
+	bounce = kmalloc(CXLT_RESULT_SIZE, GFP_KERNEL);
+	if (!bounce)
+		return -ENOMEM;
+
+	while (done < count) {
+		u64 n = min(count - done, max);
+		size_t len = hot ? n : n / 8;
+		size_t out_off = hot ? done : done / 8;
+		struct cxlt_cmd_res res;
+		bool bad = false;
+		u64 got;
+
+		ret = cxlt_enter(cd, f);
+		if (ret)
+			break;
+		ret = cxlt_cmd(cd, op, opflags, start + done, n, 0, &res);
+		if (!ret)
+			ret = cxlt_status_errno(res.code);
+		if (!ret)
+			cxlt_read_window(cd, bounce, len);
+		cxlt_leave(cd);
+		if (ret)
+			break;
+
+		got = hot ? cxlt_nonzero(bounce, len, hot_max, &bad) :
+			    cxlt_popcount(bounce, len);
+		if (bad || got != res.r0) {
+			dev_err_ratelimited(&cd->dev,
+					    "harvest %u @%llu+%llu: device says %llu set, window has %llu%s\n",
+					    kind, start + done, n, res.r0, got,
+					    bad ? " (counter too large)" : "");
+			ret = -EIO;
+			break;
+		}
+		total += got;
+		if (kbuf) {
+			memcpy((u8 *)kbuf + out_off, bounce, len);
+		} else if (copy_to_user((u8 __user *)ubuf + out_off, bounce, len)) {
+			ret = -EFAULT;
+			break;
+		}
+		done += n;
+	}
+	kfree(bounce);
+	*nr_set = total;
+	return ret;
+}
+
+/**
+ * cxlt_do_bat() - one block-association command
+ * @cd: tracker
+ * @f: calling file or NULL
+ * @b: request; results written back
+ * @kaddr: for SET and DISCARD from the kernel API: the page's mapping whose
+ *         lines are written back before the command (spec section 9), or NULL
+ *
+ * Return: 0 or a negative errno.
+ */
+int cxlt_do_bat(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_bat *b,
+		const void *kaddr)
+{
+	static const u8 ops[] = {
+		[CXLT_BAT_SET] = CXLT_OP_BAT_SET,
+		[CXLT_BAT_GET] = CXLT_OP_BAT_GET,
+		[CXLT_BAT_CLEAR] = CXLT_OP_BAT_CLEAR,
+		[CXLT_BAT_DISCARD] = CXLT_OP_BAT_DISCARD,
+	};
+	struct cxlt_cmd_res res;
+	int ret;
+
+	if (b->op > CXLT_BAT_DISCARD || b->flags || b->reserved[0] || b->reserved[1])
+		return -EINVAL;
+	if (b->page >= cd->caps.pages)
+		return -ERANGE;
+	if (b->op == CXLT_BAT_SET &&
+	    (b->block >> cd->caps.block_bits || (u64)b->disk >> cd->caps.disk_bits))
+		return -ERANGE;
+
+	/* Rule 2 (ii) / rule 3: the page's stores must have reached the device. */
+	if (kaddr && (b->op == CXLT_BAT_SET || b->op == CXLT_BAT_DISCARD))
+		clflush_cache_range((void *)kaddr, 1U << cd->caps.page_shift);
+
+	ret = cxlt_enter(cd, f);
+	if (ret)
+		return ret;
+	ret = cxlt_cmd(cd, ops[b->op], 0, b->page,
+		       b->op == CXLT_BAT_SET ? b->block : 0,
+		       b->op == CXLT_BAT_SET ? b->disk : 0, &res);
+	cxlt_leave(cd);
+	if (ret)
+		return ret;
+	ret = cxlt_status_errno(res.code);
+	if (ret)
+		return ret;
+	if (b->op == CXLT_BAT_GET || b->op == CXLT_BAT_DISCARD) {
+		u64 disk = (res.r1 & CXLT_LAYOUT_BAT_RESULT1_DISK_MASK) >>
+			   CXLT_LAYOUT_BAT_RESULT1_DISK_SHIFT;
+		bool valid = res.r1 & CXLT_LAYOUT_BAT_RESULT1_VALID_MASK;
+
+		if (res.r0 >> cd->caps.block_bits || disk >> cd->caps.disk_bits ||
+		    (!valid && (res.r0 || res.r1))) {
+			dev_err_ratelimited(&cd->dev,
+					    "BAT page %llu: impossible answer %#llx %#llx\n",
+					    b->page, res.r0, res.r1);
+			return -EIO;
+		}
+		b->valid = valid;
+		b->block = valid ? res.r0 : 0;
+		b->disk = valid ? disk : 0;
+	}
+	return 0;
+}
+
+int cxlt_harvest(struct cxlt_dev *cd, u32 kind, u64 start, u64 count,
+		 void *out, u32 flags, u64 *nr_set)
+{
+	u64 n;
+	int ret;
+
+	if (flags & CXLT_KHARVEST_WBINVD)
+		wbinvd_on_all_cpus();
+	ret = cxlt_do_harvest(cd, NULL, kind, start, count,
+			      flags & ~CXLT_KHARVEST_WBINVD, out, NULL, &n);
+	if (nr_set)
+		*nr_set = n;
+	return ret;
+}
+EXPORT_SYMBOL_GPL(cxlt_harvest);
+
+int cxlt_bat_set(struct cxlt_dev *cd, u64 page, u64 block, u32 disk,
+		 const void *kaddr)
+{
+	struct cxlt_bat b = { .op = CXLT_BAT_SET, .page = page,
+			      .block = block, .disk = disk };
+
+	return cxlt_do_bat(cd, NULL, &b, kaddr);
+}
+EXPORT_SYMBOL_GPL(cxlt_bat_set);
+
+int cxlt_bat_get(struct cxlt_dev *cd, u64 page, u64 *block, u32 *disk)
+{
+	struct cxlt_bat b = { .op = CXLT_BAT_GET, .page = page };
+	int ret = cxlt_do_bat(cd, NULL, &b, NULL);
+
+	if (ret)
+		return ret;
+	*block = b.block;
+	*disk = b.disk;
+	return b.valid;
+}
+EXPORT_SYMBOL_GPL(cxlt_bat_get);
+
+int cxlt_bat_discard_if_clean(struct cxlt_dev *cd, u64 page, const void *kaddr,
+			      u64 *block, u32 *disk)
+{
+	struct cxlt_bat b = { .op = CXLT_BAT_DISCARD, .page = page };
+	int ret = cxlt_do_bat(cd, NULL, &b, kaddr);
+
+	if (ret)
+		return ret;
+	*block = b.block;
+	*disk = b.disk;
+	return b.valid;
+}
+EXPORT_SYMBOL_GPL(cxlt_bat_discard_if_clean);

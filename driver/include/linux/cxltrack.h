@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cxltrack: in-kernel interface of the CXL memory tracker driver, for
+ * hypervisor-side users (KVM dirty logging, a swap tier, VSwapper-style
+ * block association).
+ *
+ * All functions may sleep and must be called from process context. A
+ * struct cxlt_dev pointer stays valid until cxlt_put(); after the device is
+ * unbound or removed every call returns -ENODEV. Calls are serialised on
+ * the device's command engine; they return -EBUSY while a user holds the
+ * device in raw (debug) mode.
+ *
+ * CPU caches (docs/spec.md section 9): the device sees memory requests,
+ * not CPU stores. The functions below that take a kernel virtual address
+ * of a page write back / invalidate that page's cache lines themselves
+ * (CLFLUSHOPT + fence via clflush_cache_range()); removing writable
+ * mappings and shooting down TLBs stays the caller's job.
+ */
+#ifndef _LINUX_CXLTRACK_H
+#define _LINUX_CXLTRACK_H
+
+#include <linux/bits.h>
+#include <linux/types.h>
+#include <uapi/linux/cxltrack.h>
+
+struct cxlt_dev;
+struct notifier_block;
+struct pci_dev;
+
+/**
+ * cxlt_get_by_memdev() - find the tracker paired with a CXL memory device
+ * @memdev: PCI function 0 (the CXL type-3 memdev)
+ *
+ * Return: a referenced tracker, or NULL if none is bound. Release it with
+ * cxlt_put().
+ */
+struct cxlt_dev *cxlt_get_by_memdev(struct pci_dev *memdev);
+
+/**
+ * cxlt_get_by_id() - find a tracker by the N of /dev/cxltrackN
+ * @id: tracker number
+ *
+ * Return: a referenced tracker, or NULL.
+ */
+struct cxlt_dev *cxlt_get_by_id(int id);
+
+/**
+ * cxlt_put() - drop a reference taken by cxlt_get_by_memdev() or cxlt_get_by_id()
+ * @cd: tracker (NULL is allowed)
+ */
+void cxlt_put(struct cxlt_dev *cd);
+
+/**
+ * cxlt_info() - the tracker's configuration, from its CAP_* registers
+ * @cd: tracker
+ * @info: filled in
+ *
+ * Return: 0 or -ENODEV.
+ */
+int cxlt_info(struct cxlt_dev *cd, struct cxlt_info *info);
+
+/* cxlt_harvest() flags besides CXLT_HARVEST_F_CLEAR / _DECAY */
+#define CXLT_KHARVEST_WBINVD	BIT(16)
+
+/**
+ * cxlt_harvest() - read (and optionally clear) dirty/accessed bits or hotness
+ * @cd: tracker
+ * @kind: CXLT_HARVEST_DIRTY, _ACCESSED or _HOTNESS
+ * @start: first page, a multiple of CXLT_HARVEST_ALIGN_PAGES
+ * @count: pages, a multiple of CXLT_HARVEST_ALIGN_PAGES; any size (split
+ *         into device commands here)
+ * @out: bitmap (@count bits, little-endian bytes) or @count hotness bytes
+ * @flags: CXLT_HARVEST_F_CLEAR or _DECAY, plus CXLT_KHARVEST_WBINVD
+ * @nr_set: optional; set to the number of set bits / non-zero counters
+ *
+ * For the final round of a migration (spec section 9 rule 1) the caller
+ * stops every writer first and passes CXLT_KHARVEST_WBINVD: the function
+ * then writes back all CPU caches (wbinvd on every CPU) before harvesting,
+ * so no store still sitting in a cache is lost.
+ *
+ * Return: 0, -EINVAL, -ERANGE, -EIO, -ENODEV, -EBUSY or -EINTR.
+ */
+int cxlt_harvest(struct cxlt_dev *cd, u32 kind, u64 start, u64 count,
+		 void *out, u32 flags, u64 *nr_set);
+
+/**
+ * cxlt_bat_set() - associate a page with a disk block
+ * @cd: tracker
+ * @page: DPA page index
+ * @block: block number (< 2^block_bits)
+ * @disk: disk id (< 2^disk_bits)
+ * @kaddr: kernel mapping of the page if the CPU filled it with cached
+ *         stores (its lines are written back first, spec section 9 rule 3),
+ *         or NULL if it was filled by DMA or non-temporal stores
+ *
+ * Return: 0 or a negative errno.
+ */
+int cxlt_bat_set(struct cxlt_dev *cd, u64 page, u64 block, u32 disk,
+		 const void *kaddr);
+
+/**
+ * cxlt_bat_get() - read a page's association without changing it
+ * @cd: tracker
+ * @page: DPA page index
+ * @block: out
+ * @disk: out
+ *
+ * Return: 1 if valid, 0 if not, or a negative errno.
+ */
+int cxlt_bat_get(struct cxlt_dev *cd, u64 page, u64 *block, u32 *disk);
+
+/**
+ * cxlt_bat_discard_if_clean() - atomically read and clear a page's association
+ * @cd: tracker
+ * @page: DPA page index
+ * @kaddr: kernel mapping of the page, or NULL if no CPU mapping of the page
+ *         can hold dirty lines
+ * @block: out, valid if the function returns 1
+ * @disk: out, valid if the function returns 1
+ *
+ * The caller must already have removed every writable mapping of the page
+ * and completed the TLB shootdown (spec section 9 rule 2 (i)). This
+ * function writes back the page's cache lines through @kaddr (rule 2 (ii))
+ * and only then asks the device, so a "clean" answer is final: the page
+ * still holds exactly @block of @disk and may be dropped without I/O.
+ *
+ * Return: 1 if the page was clean (association returned and cleared),
+ * 0 if it was written since the association was set, or a negative errno.
+ */
+int cxlt_bat_discard_if_clean(struct cxlt_dev *cd, u64 page, const void *kaddr,
+			      u64 *block, u32 *disk);
+
+/**
+ * cxlt_slot_alloc() - take a write-buffer slot
+ * @cd: tracker
+ * @tag: stored with the slot and reported in its events
+ *
+ * The slot is device-wide (not tied to any file).
+ *
+ * Return: the slot index, or -ENOSPC when every slot is in use, or another
+ * negative errno.
+ */
+int cxlt_slot_alloc(struct cxlt_dev *cd, u64 tag);
+
+/**
+ * cxlt_slot_write() - store bytes into an OPEN slot through the UC mapping
+ * @cd: tracker
+ * @slot: slot index
+ * @offset: byte offset in the page
+ * @buf: bytes
+ * @len: length, @offset + @len <= CXLT_SLOT_BYTES
+ *
+ * Return: 0, -ENOENT if the slot is not OPEN, or another negative errno.
+ */
+int cxlt_slot_write(struct cxlt_dev *cd, u32 slot, u32 offset,
+		    const void *buf, u32 len);
+
+/**
+ * cxlt_slot_merge() - write a slot's valid bytes into a page and free it
+ * @cd: tracker
+ * @slot: slot index
+ * @page: destination DPA page index
+ * @kaddr: kernel mapping of the destination, or NULL; its lines are
+ *         written back before the merge (old contents must have reached
+ *         the device, spec section 9 rule 6) and invalidated after it
+ *         (the merge wrote memory under the cache)
+ * @valid_bytes: optional out: bytes written
+ *
+ * Return: 0 or a negative errno (-ENOENT: slot not OPEN).
+ */
+int cxlt_slot_merge(struct cxlt_dev *cd, u32 slot, u64 page, void *kaddr,
+		    u64 *valid_bytes);
+
+/**
+ * cxlt_slot_release() - free an OPEN slot without merging
+ * @cd: tracker
+ * @slot: slot index
+ *
+ * Return: 0 or a negative errno.
+ */
+int cxlt_slot_release(struct cxlt_dev *cd, u32 slot);
+
+/**
+ * cxlt_chunk_assign() - give a FREE chunk to an owner
+ * @cd: tracker
+ * @chunk: chunk index
+ * @owner: 1..65535
+ *
+ * Return: 0, -EBUSY if the chunk is not FREE, or another negative errno.
+ */
+int cxlt_chunk_assign(struct cxlt_dev *cd, u32 chunk, u32 owner);
+
+/**
+ * cxlt_chunk_release() - release an owned chunk; the device scrubs it
+ * @cd: tracker
+ * @chunk: chunk index
+ * @owner: its owner
+ *
+ * Return: 0, -EPERM (other owner), -ENOENT (not OWNED) or another errno.
+ */
+int cxlt_chunk_release(struct cxlt_dev *cd, u32 chunk, u32 owner);
+
+/**
+ * cxlt_register_notifier() - receive device events
+ * @cd: tracker
+ * @nb: notifier; called with action = event type and data = a
+ *      const struct cxlt_event *, in process context (the IRQ thread);
+ *      it must not call back into cxlt_* functions
+ *
+ * Return: 0 or a negative errno.
+ */
+int cxlt_register_notifier(struct cxlt_dev *cd, struct notifier_block *nb);
+
+/**
+ * cxlt_unregister_notifier() - stop receiving events
+ * @cd: tracker
+ * @nb: notifier passed to cxlt_register_notifier()
+ *
+ * Return: 0 or -ENOENT.
+ */
+int cxlt_unregister_notifier(struct cxlt_dev *cd, struct notifier_block *nb);
+
+#endif /* _LINUX_CXLTRACK_H */

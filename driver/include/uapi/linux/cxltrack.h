@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * cxltrack: user-space interface of the CXL memory tracker driver.
+ *
+ * One character device /dev/cxltrackN per tracker (PCI function 1 of a CXL
+ * type-3 memory device, see docs/spec.md). Pages are tracking pages of the
+ * device (CXLT_INFO.page_shift), indexed by device physical address (DPA).
+ *
+ * Versioning: CXLT_UAPI_VERSION is reported by CXLT_IOC_INFO. Every argument
+ * structure has a flags word and reserved space; unknown flags and non-zero
+ * reserved fields are rejected with -EINVAL, so they can be given meaning
+ * later without breaking old binaries.
+ *
+ * Errors common to all ioctls:
+ *   -ENOTTY  unknown ioctl number
+ *   -EFAULT  a user pointer (the argument or a buffer in it) is not accessible
+ *   -EINVAL  unknown flag, non-zero reserved field, misaligned value
+ *   -ERANGE  page/slot/chunk/owner/block/disk outside the device's limits
+ *   -ENODEV  the device was removed (the file stays open but is dead)
+ *   -EIO     the device did not answer in time or gave an impossible answer
+ *   -EBUSY   raw mode is active on another file (or the state forbids it)
+ *   -EINTR   interrupted while waiting for the command engine
+ * Device status codes map to: ALIGN/FLAGS -> -EINVAL, RANGE -> -ERANGE,
+ * BUSY -> -EBUSY, STATE -> -ENOENT, NO_RESOURCE -> -ENOSPC, PERM -> -EPERM,
+ * UNKNOWN_OP -> -EOPNOTSUPP.
+ *
+ * Events: read() returns whole struct cxlt_event records (a buffer smaller
+ * than one record gives -EINVAL); poll() reports EPOLLIN when one is queued
+ * and EPOLLHUP|EPOLLERR after removal. Every open file gets every event
+ * produced after it was opened.
+ */
+#ifndef _UAPI_LINUX_CXLTRACK_H
+#define _UAPI_LINUX_CXLTRACK_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define CXLT_UAPI_VERSION		1
+
+#define CXLT_IOC_MAGIC			0xC7
+
+/* CXLT_IOC_INFO: the device's configuration, from its CAP_* registers. */
+struct cxlt_info {
+	__u32 uapi_version;	/* CXLT_UAPI_VERSION of the driver */
+	__u32 hw_version;	/* VERSION register: major << 16 | minor */
+	__u64 pages;		/* tracked pages */
+	__u32 page_shift;	/* log2 tracking page size */
+	__u32 num_slots;
+	__u32 hot_bits;
+	__u32 evq_depth_log2;
+	__u32 chunk_shift;
+	__u32 num_chunks;
+	__u32 disk_bits;
+	__u32 block_bits;
+	__u32 tick_ns;
+	__u32 harvest_align;	/* start/count of a harvest: multiples of this */
+	__u32 id;		/* N of /dev/cxltrackN */
+	__u32 memdev_devfn;	/* devfn of the paired CXL memdev (function 0) */
+	__u32 memdev_bus;	/* its PCI domain << 8 | bus number */
+	__u32 reserved[7];
+};
+
+/* CXLT_IOC_HARVEST: dirty/accessed bitmaps or hotness counters of a range. */
+#define CXLT_HARVEST_DIRTY		0
+#define CXLT_HARVEST_ACCESSED		1
+#define CXLT_HARVEST_HOTNESS		2
+
+#define CXLT_HARVEST_F_CLEAR		(1U << 0)	/* clear what was read */
+#define CXLT_HARVEST_F_DECAY		(1U << 1)	/* hotness: halve counters */
+#define CXLT_HARVEST_F_ALL		(CXLT_HARVEST_F_CLEAR | CXLT_HARVEST_F_DECAY)
+
+struct cxlt_harvest {
+	__u32 kind;		/* CXLT_HARVEST_* */
+	__u32 flags;		/* CXLT_HARVEST_F_*; CLEAR and DECAY exclusive */
+	__u64 start;		/* first page, multiple of info.harvest_align */
+	__u64 count;		/* pages, multiple of info.harvest_align, > 0 */
+	/*
+	 * buf: user pointer to the output, either a bitmap (count / 8 bytes,
+	 * bit i % 8 of byte i / 8 = page start + i) or hotness counters
+	 * (count bytes, one per page).
+	 */
+	__u64 buf;
+	__u64 buf_len;		/* bytes at buf; must cover the output */
+	__u64 nr_set;		/* out: pages with a set bit / non-zero counter */
+	__u64 reserved[2];
+};
+
+/* CXLT_IOC_BAT: block-association table of one page. */
+#define CXLT_BAT_SET			0
+#define CXLT_BAT_GET			1
+#define CXLT_BAT_CLEAR			2
+#define CXLT_BAT_DISCARD		3	/* atomic read-and-clear */
+
+struct cxlt_bat {
+	__u32 op;		/* CXLT_BAT_* */
+	__u32 flags;		/* none defined */
+	__u64 page;
+	__u64 block;		/* in for SET; out for GET/DISCARD */
+	__u32 disk;		/* in for SET; out for GET/DISCARD */
+	/* valid: out for GET/DISCARD: 1 = the association was valid (DISCARD: clean) */
+	__u32 valid;
+	__u64 reserved[2];
+};
+
+/* Write-buffer merge slots. */
+#define CXLT_SLOTST_FREE		0
+#define CXLT_SLOTST_OPEN		1
+#define CXLT_SLOTST_MERGING		2
+
+/*
+ * By default a slot belongs to the file that allocated it: other files get
+ * -EPERM on it, and it is released when that file is closed. KEEP makes it
+ * a device-wide slot that outlives the file (any opener may use it).
+ */
+#define CXLT_SLOT_F_KEEP		(1U << 0)
+
+struct cxlt_slot_alloc {
+	__u64 tag;		/* in: stored with the slot, reported in events */
+	__u32 flags;		/* CXLT_SLOT_F_KEEP */
+	__u32 slot;		/* out: slot index */
+	__u64 reserved[2];
+};
+
+#define CXLT_SLOT_BYTES			4096
+
+struct cxlt_slot_write {
+	__u32 slot;
+	__u32 flags;		/* none defined */
+	__u32 offset;		/* byte offset in the slot page */
+	__u32 len;		/* offset + len <= CXLT_SLOT_BYTES, len > 0 */
+	__u64 buf;		/* user pointer to len bytes */
+	__u64 reserved[2];
+};
+
+struct cxlt_slot_merge {
+	__u32 slot;
+	__u32 flags;		/* none defined */
+	__u64 page;		/* destination page (DPA page index) */
+	__u64 valid_bytes;	/* out: bytes the merge wrote */
+	__u64 reserved[2];
+};
+
+struct cxlt_slot_release {
+	__u32 slot;
+	__u32 flags;		/* none defined */
+	__u64 reserved[2];
+};
+
+struct cxlt_slot_query {
+	__u32 slot;
+	__u32 flags;		/* none defined */
+	__u32 state;		/* out: CXLT_SLOTST_* */
+	__u32 full;		/* out: every byte valid */
+	__u32 valid_bytes;	/* out */
+	__u32 owned;		/* out: 1 if this file owns the slot */
+	__u64 tag;		/* out */
+	__u64 mask;		/* user pointer for the 512-byte valid mask, or 0 */
+	__u64 reserved[2];
+};
+
+/* Chunks of the shared swap tier. */
+#define CXLT_CHUNK_ASSIGN		0
+#define CXLT_CHUNK_RELEASE		1
+#define CXLT_CHUNK_QUERY		2
+
+#define CXLT_CHUNKST_FREE		0
+#define CXLT_CHUNKST_OWNED		1
+#define CXLT_CHUNKST_SCRUBBING	2
+
+struct cxlt_chunk {
+	__u32 op;		/* CXLT_CHUNK_* */
+	__u32 flags;		/* none defined */
+	__u32 chunk;
+	__u32 owner;		/* in for ASSIGN/RELEASE (1..65535); out for QUERY */
+	__u32 state;		/* out for QUERY: CXLT_CHUNKST_* */
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
+struct cxlt_chunk_list {
+	__u32 owner;		/* 0: the free pool */
+	__u32 flags;		/* none defined */
+	__u64 buf;		/* user pointer: bitmap over chunks */
+	__u64 buf_len;		/* >= ceil(num_chunks / 8) */
+	__u64 count;		/* out: chunks in the set */
+	__u64 reserved[2];
+};
+
+/* CXLT_IOC_STATS: device counters and driver counters. */
+struct cxlt_stats {
+	__u64 reads;		/* STAT_READS */
+	__u64 writes;		/* STAT_WRITES */
+	__u64 decerr;		/* STAT_DECERR */
+	__u64 bat_inv;		/* STAT_BAT_INV */
+	__u64 evq_dropped;	/* EVQ_DROPPED: events the device dropped */
+	__u64 err_status;	/* ERR_STATUS */
+	__u64 err_addr;		/* ERR_ADDR */
+	__u64 err_count;	/* ERR_COUNT */
+	__u64 commands;		/* driver: commands launched */
+	__u64 cmd_errors;	/* driver: commands with a non-OK status */
+	__u64 cmd_timeouts;	/* driver: commands that timed out */
+	__u64 irqs;		/* driver: interrupts handled */
+	__u64 events;		/* driver: events popped from the device */
+	__u64 events_lost;	/* driver: SEQ gaps seen (device-side drops) */
+	__u64 reserved[8];
+};
+
+/* CXLT_IOC_SET_CTRL: tracking control. */
+#define CXLT_CTRL_F_TRACK_EN		(1U << 0)	/* CTRL.TRACK_EN */
+#define CXLT_CTRL_F_BAT_INV_EVT		(1U << 1)	/* CTRL.BAT_INV_EVT_EN */
+
+struct cxlt_ctrl {
+	__u32 set;		/* CXLT_CTRL_F_* bits to set */
+	__u32 clear;		/* CXLT_CTRL_F_* bits to clear */
+	__u32 slot_timeout;	/* SLOT_TIMEOUT.TICKS, used with CXLT_CTRL_TIMEOUT */
+	__u32 flags;		/* CXLT_CTRL_TIMEOUT: write slot_timeout */
+	__u32 ctrl;		/* out: CXLT_CTRL_F_* now in effect */
+	__u32 cur_timeout;	/* out: SLOT_TIMEOUT.TICKS now in effect */
+	__u64 reserved[2];
+};
+
+#define CXLT_CTRL_TIMEOUT		(1U << 0)
+
+/* An event record, as read() returns it. */
+#define CXLT_EV_SLOT_FULL		1
+#define CXLT_EV_SLOT_TIMEOUT		2
+#define CXLT_EV_MERGE_DONE		3
+#define CXLT_EV_SCRUB_DONE		4
+#define CXLT_EV_BAT_INVALIDATED	5
+#define CXLT_EV_ERROR		6
+
+#define CXLT_EVENT_F_GAP	(1U << 0)	/* device SEQ gap before this record */
+#define CXLT_EVENT_F_OVERRUN	(1U << 1)	/* this file's queue overflowed before it */
+#define CXLT_EVENT_F_RESET	(1U << 2)	/* the device was reset before it */
+
+struct cxlt_event {
+	__u8 type;		/* CXLT_EV_* */
+	__u8 reserved0;
+	__u16 index;
+	__u32 seq;		/* device sequence number */
+	__u64 arg;
+	__u64 timestamp_ns;	/* CLOCK_MONOTONIC when the driver popped it */
+	__u32 flags;		/* CXLT_EVENT_F_* */
+	__u32 reserved1;
+};
+
+/*
+ * Raw register access for test and debug (shared-vector replay). Needs
+ * CAP_SYS_RAWIO and the module parameter allow_raw=1. CXLT_RAW_ENTER gives
+ * this file exclusive use of the device: interrupts are masked, the driver
+ * stops draining the event queue and every other ioctl of every file gets
+ * -EBUSY until CXLT_RAW_EXIT or close. READ/WRITE access BAR0 at offset
+ * with size 1, 2, 4 or 8 (inside the BAR; misaligned offsets are passed to
+ * the device, which must refuse them as spec section 4.2 says). RESET is a
+ * PCI function reset. Leaving raw mode resynchronises the driver's state.
+ */
+#define CXLT_RAW_ENTER			0
+#define CXLT_RAW_EXIT			1
+#define CXLT_RAW_READ			2
+#define CXLT_RAW_WRITE			3
+#define CXLT_RAW_RESET			4
+
+struct cxlt_raw {
+	__u32 op;		/* CXLT_RAW_* */
+	__u32 size;		/* access size in bytes */
+	__u32 offset;		/* BAR0 offset */
+	__u32 flags;		/* none defined */
+	__u64 value;		/* in for WRITE, out for READ */
+	__u64 reserved[2];
+};
+
+#define CXLT_IOC_INFO		_IOR(CXLT_IOC_MAGIC, 0x00, struct cxlt_info)
+#define CXLT_IOC_HARVEST	_IOWR(CXLT_IOC_MAGIC, 0x01, struct cxlt_harvest)
+#define CXLT_IOC_BAT		_IOWR(CXLT_IOC_MAGIC, 0x02, struct cxlt_bat)
+#define CXLT_IOC_SLOT_ALLOC	_IOWR(CXLT_IOC_MAGIC, 0x03, struct cxlt_slot_alloc)
+#define CXLT_IOC_SLOT_WRITE	_IOW(CXLT_IOC_MAGIC, 0x04, struct cxlt_slot_write)
+#define CXLT_IOC_SLOT_MERGE	_IOWR(CXLT_IOC_MAGIC, 0x05, struct cxlt_slot_merge)
+#define CXLT_IOC_SLOT_RELEASE	_IOW(CXLT_IOC_MAGIC, 0x06, struct cxlt_slot_release)
+#define CXLT_IOC_SLOT_QUERY	_IOWR(CXLT_IOC_MAGIC, 0x07, struct cxlt_slot_query)
+#define CXLT_IOC_CHUNK		_IOWR(CXLT_IOC_MAGIC, 0x08, struct cxlt_chunk)
+#define CXLT_IOC_CHUNK_LIST	_IOWR(CXLT_IOC_MAGIC, 0x09, struct cxlt_chunk_list)
+#define CXLT_IOC_STATS		_IOR(CXLT_IOC_MAGIC, 0x0a, struct cxlt_stats)
+#define CXLT_IOC_CTRL		_IOWR(CXLT_IOC_MAGIC, 0x0b, struct cxlt_ctrl)
+#define CXLT_IOC_RAW		_IOWR(CXLT_IOC_MAGIC, 0x20, struct cxlt_raw)
+
+#endif /* _UAPI_LINUX_CXLTRACK_H */

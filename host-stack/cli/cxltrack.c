@@ -1,0 +1,917 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * cxltrack: command-line front end of libcxltrack. See usage() or
+ * `cxltrack --help` / `cxltrack COMMAND --help`.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libcxltrack.h"
+#include "cxltrack_regs.h"
+
+static const char *prog = "cxltrack";
+static const char *dev_path;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: cxltrack [-d /dev/cxltrackN] COMMAND [ARGS]\n"
+"\n"
+"Drive the cxltrack CXL memory tracker through its driver. Pages are tracking\n"
+"pages of the device (see `status`), numbered by device physical address.\n"
+"Numbers may be decimal or 0x-hex.\n"
+"\n"
+"commands:\n"
+"  status                       configuration, control bits and counters\n"
+"  harvest KIND START COUNT [--clear] [--decay] [--format list|hex|count]\n"
+"                               KIND: dirty | accessed | hotness. START and COUNT\n"
+"                               multiples of 64; any COUNT (split into commands).\n"
+"                               list (default): one page per line (hotness: page value)\n"
+"  watch [-n N] [-t SECONDS]    print events as they arrive (N events / timeout)\n"
+"  bat set PAGE BLOCK DISK | get PAGE | clear PAGE | discard PAGE\n"
+"                               block association; discard = atomic discard-if-clean,\n"
+"                               prints 'clean block=B disk=D' or 'dirty'\n"
+"  slot alloc TAG [--keep]      allocate a write-buffer slot (prints its index); without\n"
+"                               --keep it is released when this command exits\n"
+"  slot write SLOT OFFSET HEX | slot fill SLOT OFFSET LEN BYTE\n"
+"  slot merge SLOT PAGE | release SLOT | query SLOT [--mask]\n"
+"  chunk assign CHUNK OWNER | release CHUNK OWNER | query CHUNK | list OWNER\n"
+"  ctrl [track_en=0|1] [bat_inv_evt=0|1] [slot_timeout=TICKS]\n"
+"  bench [--pages N] [--iters K] harvest latency and throughput\n"
+"  raw-batch [--dax DEV]        test/debug: run raw register and memory operations read\n"
+"                               from stdin (needs allow_raw=1; see tests/driver)\n"
+"\n"
+"exit status: 0 ok, 1 the operation failed, 2 bad arguments\n");
+}
+
+static void die_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s --help'.\n", prog);
+	exit(2);
+}
+
+static void die_err(int err, const char *what)
+{
+	const char *hint = "";
+
+	switch (-err) {
+	case ERANGE:
+		hint = " (outside the device's limits; see `cxltrack status`)";
+		break;
+	case EBUSY:
+		hint = " (busy: in use, or a raw-mode test holds the device)";
+		break;
+	case ENOSPC:
+		hint = " (no free slot)";
+		break;
+	case ENOENT:
+		hint = " (wrong state: slot not open / chunk not owned)";
+		break;
+	case ENODEV:
+		hint = " (device removed)";
+		break;
+	case EPERM:
+		hint = " (not permitted: other owner, or raw mode not allowed)";
+		break;
+	}
+	fprintf(stderr, "%s: %s: %s%s\n", prog, what, cxltrack_strerror(err), hint);
+	exit(1);
+}
+
+static uint64_t num(const char *s, const char *what)
+{
+	char *end;
+	uint64_t v;
+
+	if (!s)
+		die_usage("missing %s", what);
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *end || *s == '-')
+		die_usage("bad %s '%s' (expected a number)", what, s);
+	return v;
+}
+
+static struct cxltrack *open_dev(void)
+{
+	struct cxltrack *t;
+	int ret = cxltrack_open(dev_path, &t);
+
+	if (ret) {
+		fprintf(stderr, "%s: cannot open %s: %s%s\n", prog,
+			dev_path ? dev_path : "/dev/cxltrack0", cxltrack_strerror(ret),
+			ret == -ENOENT ? " (is cxltrack.ko loaded and bound?)" : "");
+		exit(1);
+	}
+	return t;
+}
+
+static int help_requested(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return 1;
+	return 0;
+}
+
+static int cmd_status(int argc, char **argv)
+{
+	struct cxltrack *t;
+	struct cxlt_stats s;
+	struct cxlt_ctrl c = {0};
+	const struct cxlt_info *i;
+	int ret;
+
+	(void)argv;
+	if (argc > 1)
+		die_usage("status takes no arguments");
+	t = open_dev();
+	i = &t->info;
+	ret = cxltrack_stats(t, &s);
+	if (ret)
+		die_err(ret, "stats");
+	ret = cxltrack_ctrl(t, &c);
+	if (ret)
+		die_err(ret, "ctrl");
+	printf("device: %s (uapi %u, hw %u.%u), memdev %04x:%02x:%02x.%u\n", t->path,
+	       i->uapi_version, i->hw_version >> 16, i->hw_version & 0xffff,
+	       i->memdev_bus >> 8, i->memdev_bus & 0xff, i->memdev_devfn >> 3,
+	       i->memdev_devfn & 7);
+	printf("pages: %" PRIu64 " x %u KiB (%" PRIu64 " MiB)\n", (uint64_t)i->pages,
+	       1u << (i->page_shift - 10), (uint64_t)i->pages << i->page_shift >> 20);
+	printf("page_shift: %u\nslots: %u\nhot_bits: %u\nevq_depth: %u\n", i->page_shift,
+	       i->num_slots, i->hot_bits, 1u << i->evq_depth_log2);
+	printf("chunks: %u x %u KiB\ndisk_bits: %u\nblock_bits: %u\ntick_ns: %u\n",
+	       i->num_chunks, 1u << (i->chunk_shift - 10), i->disk_bits, i->block_bits,
+	       i->tick_ns);
+	printf("track_en: %u\nbat_inv_evt: %u\nslot_timeout: %u\n",
+	       !!(c.ctrl & CXLT_CTRL_F_TRACK_EN), !!(c.ctrl & CXLT_CTRL_F_BAT_INV_EVT),
+	       c.cur_timeout);
+	printf("reads: %" PRIu64 "\nwrites: %" PRIu64 "\ndecerr: %" PRIu64
+	       "\nbat_inv: %" PRIu64 "\n", (uint64_t)s.reads, (uint64_t)s.writes,
+	       (uint64_t)s.decerr, (uint64_t)s.bat_inv);
+	printf("evq_dropped: %" PRIu64 "\nerr_status: 0x%" PRIx64 "\nerr_count: %" PRIu64 "\n",
+	       (uint64_t)s.evq_dropped, (uint64_t)s.err_status, (uint64_t)s.err_count);
+	printf("commands: %" PRIu64 "\ncmd_errors: %" PRIu64 "\ncmd_timeouts: %" PRIu64
+	       "\nirqs: %" PRIu64 "\nevents: %" PRIu64 "\nevents_lost: %" PRIu64 "\n",
+	       (uint64_t)s.commands, (uint64_t)s.cmd_errors, (uint64_t)s.cmd_timeouts,
+	       (uint64_t)s.irqs, (uint64_t)s.events, (uint64_t)s.events_lost);
+	cxltrack_close(t);
+	return 0;
+}
+
+static int cmd_harvest(int argc, char **argv)
+{
+	unsigned int kind, flags = 0;
+	const char *fmt = "list";
+	uint64_t start, count, nr;
+	struct cxltrack *t;
+	uint8_t *buf;
+	size_t len;
+	int ret, pos = 0;
+	const char *p[3] = {0};
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--clear"))
+			flags |= CXLT_HARVEST_F_CLEAR;
+		else if (!strcmp(argv[i], "--decay"))
+			flags |= CXLT_HARVEST_F_DECAY;
+		else if (!strcmp(argv[i], "--format") && i + 1 < argc)
+			fmt = argv[++i];
+		else if (argv[i][0] == '-' && argv[i][1] == '-')
+			die_usage("harvest: unknown option '%s'", argv[i]);
+		else if (pos < 3)
+			p[pos++] = argv[i];
+		else
+			die_usage("harvest: too many arguments");
+	}
+	if (pos != 3)
+		die_usage("harvest needs KIND START COUNT");
+	if (!strcmp(p[0], "dirty"))
+		kind = CXLT_HARVEST_DIRTY;
+	else if (!strcmp(p[0], "accessed"))
+		kind = CXLT_HARVEST_ACCESSED;
+	else if (!strcmp(p[0], "hotness"))
+		kind = CXLT_HARVEST_HOTNESS;
+	else
+		die_usage("harvest: KIND must be dirty, accessed or hotness, not '%s'", p[0]);
+	if (strcmp(fmt, "list") && strcmp(fmt, "hex") && strcmp(fmt, "count"))
+		die_usage("harvest: --format must be list, hex or count");
+	start = num(p[1], "START");
+	count = num(p[2], "COUNT");
+	if (start % 64 || count % 64 || !count)
+		die_usage("harvest: START and COUNT must be multiples of 64 (COUNT > 0)");
+	if ((flags & CXLT_HARVEST_F_DECAY) && kind != CXLT_HARVEST_HOTNESS)
+		die_usage("harvest: --decay only applies to hotness");
+	if ((flags & CXLT_HARVEST_F_DECAY) && (flags & CXLT_HARVEST_F_CLEAR))
+		die_usage("harvest: --clear and --decay exclude each other");
+	t = open_dev();
+	if (start + count > t->info.pages || start + count < start)
+		die_usage("harvest: range %" PRIu64 "+%" PRIu64 " beyond the device's %" PRIu64
+			  " pages", start, count, (uint64_t)t->info.pages);
+	len = cxltrack_harvest_bytes(kind, count);
+	buf = calloc(1, len);
+	if (!buf)
+		die_err(-ENOMEM, "harvest");
+	ret = cxltrack_harvest(t, kind, start, count, flags, buf, len, &nr);
+	if (ret)
+		die_err(ret, "harvest");
+	if (!strcmp(fmt, "count")) {
+		printf("%" PRIu64 "\n", nr);
+	} else if (!strcmp(fmt, "hex")) {
+		for (size_t i = 0; i < len; i++)
+			printf("%02x", buf[i]);
+		printf("\n");
+	} else {
+		for (uint64_t i = 0; i < count; i++) {
+			if (kind == CXLT_HARVEST_HOTNESS) {
+				if (buf[i])
+					printf("%" PRIu64 " %u\n", start + i, buf[i]);
+			} else if (buf[i / 8] >> (i % 8) & 1) {
+				printf("%" PRIu64 "\n", start + i);
+			}
+		}
+	}
+	free(buf);
+	cxltrack_close(t);
+	return 0;
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int cmd_watch(int argc, char **argv)
+{
+	long want = -1;
+	double timeout = -1;
+	struct cxltrack *t;
+	struct timespec t0, now;
+	long got = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-n") && i + 1 < argc)
+			want = (long)num(argv[++i], "N");
+		else if (!strcmp(argv[i], "-t") && i + 1 < argc)
+			timeout = strtod(argv[++i], NULL);
+		else
+			die_usage("watch: unknown argument '%s'", argv[i]);
+	}
+	t = open_dev();
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while (!stop && (want < 0 || got < want)) {
+		struct cxlt_event ev[32];
+		int wait_ms = 200, n;
+
+		if (timeout >= 0) {
+			double el;
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			el = (double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9;
+			if (el >= timeout)
+				break;
+			if ((timeout - el) * 1000 < wait_ms)
+				wait_ms = (int)((timeout - el) * 1000) + 1;
+		}
+		n = cxltrack_events(t, ev, 32, wait_ms);
+		if (n < 0) {
+			if (n == -EINTR)
+				continue;
+			die_err(n, "watch");
+		}
+		for (int i = 0; i < n && (want < 0 || got < want); i++, got++)
+			printf("%s index=%u arg=0x%" PRIx64 " seq=%u%s%s%s\n",
+			       cxltrack_event_name(ev[i].type), ev[i].index,
+			       (uint64_t)ev[i].arg, ev[i].seq,
+			       ev[i].flags & CXLT_EVENT_F_GAP ? " gap" : "",
+			       ev[i].flags & CXLT_EVENT_F_OVERRUN ? " overrun" : "",
+			       ev[i].flags & CXLT_EVENT_F_RESET ? " reset" : "");
+	}
+	cxltrack_close(t);
+	return want >= 0 && got < want ? 1 : 0;
+}
+
+static int cmd_bat(int argc, char **argv)
+{
+	struct cxltrack *t;
+	uint64_t page, block = 0;
+	uint32_t disk = 0;
+	int ret;
+
+	if (argc < 3)
+		die_usage("bat needs set|get|clear|discard PAGE ...");
+	page = num(argv[2], "PAGE");
+	if (!strcmp(argv[1], "set")) {
+		if (argc != 5)
+			die_usage("bat set needs PAGE BLOCK DISK");
+		block = num(argv[3], "BLOCK");
+		disk = (uint32_t)num(argv[4], "DISK");
+		t = open_dev();
+		ret = cxltrack_bat_set(t, page, block, disk);
+		if (ret)
+			die_err(ret, "bat set");
+	} else if (!strcmp(argv[1], "get") || !strcmp(argv[1], "discard")) {
+		int discard = !strcmp(argv[1], "discard");
+
+		if (argc != 3)
+			die_usage("bat %s needs PAGE", argv[1]);
+		t = open_dev();
+		ret = discard ? cxltrack_bat_discard(t, page, &block, &disk) :
+				cxltrack_bat_get(t, page, &block, &disk);
+		if (ret < 0)
+			die_err(ret, discard ? "bat discard" : "bat get");
+		if (ret)
+			printf("%s block=%" PRIu64 " disk=%u\n", discard ? "clean" : "valid",
+			       block, disk);
+		else
+			printf("%s\n", discard ? "dirty" : "invalid");
+	} else if (!strcmp(argv[1], "clear")) {
+		if (argc != 3)
+			die_usage("bat clear needs PAGE");
+		t = open_dev();
+		ret = cxltrack_bat_clear(t, page);
+		if (ret)
+			die_err(ret, "bat clear");
+	} else {
+		die_usage("bat: unknown operation '%s'", argv[1]);
+		return 2;
+	}
+	cxltrack_close(t);
+	return 0;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static size_t parse_hex(const char *s, uint8_t *out, size_t max)
+{
+	size_t n = strlen(s), i;
+
+	if (!n || n % 2 || n / 2 > max)
+		return 0;
+	for (i = 0; i < n / 2; i++) {
+		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return 0;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return n / 2;
+}
+
+static int cmd_slot(int argc, char **argv)
+{
+	uint8_t buf[CXLT_SLOT_BYTES];
+	struct cxltrack *t;
+	int ret;
+
+	if (argc < 2)
+		die_usage("slot needs alloc|write|fill|merge|release|query");
+	if (!strcmp(argv[1], "alloc")) {
+		unsigned int flags = 0;
+
+		if (argc < 3 || argc > 4)
+			die_usage("slot alloc needs TAG [--keep]");
+		if (argc == 4) {
+			if (strcmp(argv[3], "--keep"))
+				die_usage("slot alloc: unknown option '%s'", argv[3]);
+			flags = CXLT_SLOT_F_KEEP;
+		}
+		t = open_dev();
+		ret = cxltrack_slot_alloc(t, num(argv[2], "TAG"), flags);
+		if (ret < 0)
+			die_err(ret, "slot alloc");
+		printf("%d\n", ret);
+	} else if (!strcmp(argv[1], "write") || !strcmp(argv[1], "fill")) {
+		unsigned int slot, off;
+		size_t len;
+
+		if (!strcmp(argv[1], "write")) {
+			if (argc != 5)
+				die_usage("slot write needs SLOT OFFSET HEXBYTES");
+			len = parse_hex(argv[4], buf, sizeof(buf));
+			if (!len)
+				die_usage("slot write: HEXBYTES must be 1..4096 bytes of hex");
+		} else {
+			if (argc != 6)
+				die_usage("slot fill needs SLOT OFFSET LEN BYTE");
+			len = num(argv[4], "LEN");
+			if (!len || len > sizeof(buf))
+				die_usage("slot fill: LEN must be 1..4096");
+			memset(buf, (int)num(argv[5], "BYTE"), len);
+		}
+		slot = (unsigned int)num(argv[2], "SLOT");
+		off = (unsigned int)num(argv[3], "OFFSET");
+		if (off >= CXLT_SLOT_BYTES || len > CXLT_SLOT_BYTES - off)
+			die_usage("slot write: OFFSET + length must be within 4096");
+		t = open_dev();
+		ret = cxltrack_slot_write(t, slot, off, buf, (unsigned int)len);
+		if (ret)
+			die_err(ret, "slot write");
+	} else if (!strcmp(argv[1], "merge")) {
+		uint64_t valid;
+
+		if (argc != 4)
+			die_usage("slot merge needs SLOT PAGE");
+		t = open_dev();
+		ret = cxltrack_slot_merge(t, (unsigned int)num(argv[2], "SLOT"),
+					  num(argv[3], "PAGE"), &valid);
+		if (ret)
+			die_err(ret, "slot merge");
+		printf("merged %" PRIu64 " bytes\n", valid);
+	} else if (!strcmp(argv[1], "release")) {
+		if (argc != 3)
+			die_usage("slot release needs SLOT");
+		t = open_dev();
+		ret = cxltrack_slot_release(t, (unsigned int)num(argv[2], "SLOT"));
+		if (ret)
+			die_err(ret, "slot release");
+	} else if (!strcmp(argv[1], "query")) {
+		static const char *const st[] = { "FREE", "OPEN", "MERGING" };
+		struct cxlt_slot_query q;
+		int mask;
+
+		if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "--mask")))
+			die_usage("slot query needs SLOT [--mask]");
+		mask = argc == 4;
+		t = open_dev();
+		ret = cxltrack_slot_query(t, (unsigned int)num(argv[2], "SLOT"), &q,
+					  mask ? buf : NULL);
+		if (ret)
+			die_err(ret, "slot query");
+		printf("state=%s full=%u valid_bytes=%u tag=0x%" PRIx64 " owned=%u\n",
+		       q.state < 3 ? st[q.state] : "?", q.full, q.valid_bytes,
+		       (uint64_t)q.tag, q.owned);
+		if (mask) {
+			for (int i = 0; i < 512; i++)
+				printf("%02x", buf[i]);
+			printf("\n");
+		}
+	} else {
+		die_usage("slot: unknown operation '%s'", argv[1]);
+		return 2;
+	}
+	cxltrack_close(t);
+	return 0;
+}
+
+static int cmd_chunk(int argc, char **argv)
+{
+	struct cxltrack *t;
+	int ret;
+
+	if (argc < 3)
+		die_usage("chunk needs assign|release|query|list ...");
+	if (!strcmp(argv[1], "assign") || !strcmp(argv[1], "release")) {
+		int assign = !strcmp(argv[1], "assign");
+		unsigned int c, o;
+
+		if (argc != 4)
+			die_usage("chunk %s needs CHUNK OWNER", argv[1]);
+		c = (unsigned int)num(argv[2], "CHUNK");
+		o = (unsigned int)num(argv[3], "OWNER");
+		if (!o || o > 65535)
+			die_usage("chunk: OWNER must be 1..65535");
+		t = open_dev();
+		ret = assign ? cxltrack_chunk_assign(t, c, o) : cxltrack_chunk_release(t, c, o);
+		if (ret)
+			die_err(ret, assign ? "chunk assign" : "chunk release");
+	} else if (!strcmp(argv[1], "query")) {
+		static const char *const st[] = { "FREE", "OWNED", "SCRUBBING" };
+		unsigned int state, owner;
+
+		if (argc != 3)
+			die_usage("chunk query needs CHUNK");
+		t = open_dev();
+		ret = cxltrack_chunk_query(t, (unsigned int)num(argv[2], "CHUNK"), &state, &owner);
+		if (ret)
+			die_err(ret, "chunk query");
+		printf("state=%s owner=%u\n", state < 3 ? st[state] : "?", owner);
+	} else if (!strcmp(argv[1], "list")) {
+		uint8_t *bm;
+		uint64_t count;
+		size_t len;
+		unsigned int o;
+
+		if (argc != 3)
+			die_usage("chunk list needs OWNER (0: free pool)");
+		o = (unsigned int)num(argv[2], "OWNER");
+		if (o > 65535)
+			die_usage("chunk list: OWNER must be 0..65535");
+		t = open_dev();
+		len = (t->info.num_chunks + 7) / 8;
+		bm = calloc(1, len);
+		if (!bm)
+			die_err(-ENOMEM, "chunk list");
+		ret = cxltrack_chunk_list(t, o, bm, len, &count);
+		if (ret)
+			die_err(ret, "chunk list");
+		printf("count=%" PRIu64 "\n", count);
+		for (unsigned int i = 0; i < t->info.num_chunks; i++)
+			if (bm[i / 8] >> (i % 8) & 1)
+				printf("%u\n", i);
+		free(bm);
+	} else {
+		die_usage("chunk: unknown operation '%s'", argv[1]);
+		return 2;
+	}
+	cxltrack_close(t);
+	return 0;
+}
+
+static int cmd_ctrl(int argc, char **argv)
+{
+	struct cxlt_ctrl c = {0};
+	struct cxltrack *t;
+	int ret;
+
+	for (int i = 1; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+		uint64_t v;
+
+		if (!eq)
+			die_usage("ctrl: expected NAME=VALUE, got '%s'", argv[i]);
+		*eq = 0;
+		v = num(eq + 1, argv[i]);
+		if (!strcmp(argv[i], "track_en") || !strcmp(argv[i], "bat_inv_evt")) {
+			uint32_t f = !strcmp(argv[i], "track_en") ? CXLT_CTRL_F_TRACK_EN :
+								    CXLT_CTRL_F_BAT_INV_EVT;
+			if (v > 1)
+				die_usage("ctrl: %s must be 0 or 1", argv[i]);
+			if (v)
+				c.set |= f;
+			else
+				c.clear |= f;
+		} else if (!strcmp(argv[i], "slot_timeout")) {
+			if (v > UINT32_MAX)
+				die_usage("ctrl: slot_timeout must fit 32 bits");
+			c.slot_timeout = (uint32_t)v;
+			c.flags |= CXLT_CTRL_TIMEOUT;
+		} else {
+			die_usage("ctrl: unknown control '%s'", argv[i]);
+		}
+	}
+	t = open_dev();
+	ret = cxltrack_ctrl(t, &c);
+	if (ret)
+		die_err(ret, "ctrl");
+	printf("track_en=%u bat_inv_evt=%u slot_timeout=%u\n",
+	       !!(c.ctrl & CXLT_CTRL_F_TRACK_EN), !!(c.ctrl & CXLT_CTRL_F_BAT_INV_EVT),
+	       c.cur_timeout);
+	cxltrack_close(t);
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int cmd_bench(int argc, char **argv)
+{
+	uint64_t pages = 0, iters = 20, nr;
+	struct cxltrack *t;
+	uint8_t *buf;
+	double t0, dt;
+	int ret;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--pages") && i + 1 < argc)
+			pages = num(argv[++i], "N");
+		else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+			iters = num(argv[++i], "K");
+		else
+			die_usage("bench: unknown argument '%s'", argv[i]);
+	}
+	t = open_dev();
+	if (!pages)
+		pages = t->info.pages;
+	if (pages % 64 || pages > t->info.pages || !iters)
+		die_usage("bench: --pages must be a multiple of 64 within the device, --iters > 0");
+	buf = calloc(1, pages);
+	if (!buf)
+		die_err(-ENOMEM, "bench");
+	for (unsigned int kind = 0; kind <= CXLT_HARVEST_HOTNESS; kind++) {
+		static const char *const names[] = { "dirty", "accessed", "hotness" };
+
+		t0 = now_s();
+		for (uint64_t i = 0; i < iters; i++) {
+			ret = cxltrack_harvest(t, kind, 0, pages, 0, buf, pages, &nr);
+			if (ret)
+				die_err(ret, "bench harvest");
+		}
+		dt = now_s() - t0;
+		printf("harvest %-8s %8" PRIu64 " pages: %9.1f us/call, %10.1f Mpages/s\n",
+		       names[kind], pages, dt / (double)iters * 1e6,
+		       (double)pages * (double)iters / dt / 1e6);
+	}
+	t0 = now_s();
+	for (uint64_t i = 0; i < iters * 10; i++) {
+		uint64_t b;
+		uint32_t d;
+
+		ret = cxltrack_bat_get(t, i % t->info.pages, &b, &d);
+		if (ret < 0)
+			die_err(ret, "bench bat get");
+	}
+	dt = now_s() - t0;
+	printf("bat get: %9.1f us/call\n", dt / (double)(iters * 10) * 1e6);
+	free(buf);
+	cxltrack_close(t);
+	return 0;
+}
+
+/*
+ * raw-batch: the guest half of the shared-vector replay (tests/driver).
+ * stdin: one operation per line; stdout: one answer line per operation.
+ *   R OFF SIZE              -> "v VALUE"            raw BAR read
+ *   W OFF SIZE VALUE        -> "ok"                 raw BAR write
+ *   MR DPA SIZE             -> "m RESP VALUE"       CPU load from the dax mapping
+ *   MW DPA HEX              -> "m RESP"             CPU store (one access)
+ *   ZERO DPA LEN            -> "ok"                 zero memory with 8-byte stores
+ *   RESET                   -> "ok"                 PCI function reset
+ *   SLEEP NS                -> "ok"
+ *   RACE SCHED NR N*(OFF VAL) NM M*(DPA HEX) -> "ok"
+ * RESP is "decerr" when STAT_DECERR advanced across the access, else "okay".
+ */
+struct batch {
+	struct cxltrack *t;
+	struct cxltrack_dax dax;
+	int have_dax;
+};
+
+static uint64_t raw_rd(struct batch *b, unsigned int off, unsigned int size)
+{
+	uint64_t v = 0;
+	int ret = cxltrack_raw(b->t, CXLT_RAW_READ, off, size, &v);
+
+	if (ret)
+		die_err(ret, "raw read");
+	return v;
+}
+
+static void raw_wr(struct batch *b, unsigned int off, unsigned int size, uint64_t v)
+{
+	int ret = cxltrack_raw(b->t, CXLT_RAW_WRITE, off, size, &v);
+
+	if (ret)
+		die_err(ret, "raw write");
+}
+
+static volatile uint8_t *dax_at(struct batch *b, uint64_t dpa, size_t len)
+{
+	volatile uint8_t *p;
+
+	if (!b->have_dax)
+		die_usage("raw-batch: memory operation without --dax");
+	p = cxltrack_dax_ptr(&b->dax, dpa, len);
+	if (!p) {
+		fprintf(stderr, "%s: DPA 0x%" PRIx64 " outside the dax mapping\n", prog, dpa);
+		exit(1);
+	}
+	return p;
+}
+
+static void mem_store(volatile uint8_t *p, const uint8_t *d, size_t n)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, d, n);
+	switch (n) {
+	case 1:
+		*(volatile uint8_t *)p = (uint8_t)v;
+		break;
+	case 2:
+		*(volatile uint16_t *)p = (uint16_t)v;
+		break;
+	case 4:
+		*(volatile uint32_t *)p = (uint32_t)v;
+		break;
+	default:
+		*(volatile uint64_t *)p = v;
+		break;
+	}
+}
+
+static uint64_t mem_load(volatile uint8_t *p, size_t n)
+{
+	switch (n) {
+	case 1:
+		return *(volatile uint8_t *)p;
+	case 2:
+		return *(volatile uint16_t *)p;
+	case 4:
+		return *(volatile uint32_t *)p;
+	default:
+		return *(volatile uint64_t *)p;
+	}
+}
+
+struct race_writes {
+	struct batch *b;
+	int n;
+	uint64_t dpa[64];
+	uint8_t data[64][8];
+	size_t len[64];
+};
+
+static void *race_writer(void *arg)
+{
+	struct race_writes *w = arg;
+
+	for (int i = 0; i < w->n; i++)
+		mem_store(dax_at(w->b, w->dpa[i], w->len[i]), w->data[i], w->len[i]);
+	return NULL;
+}
+
+static int cmd_raw_batch(int argc, char **argv)
+{
+	struct batch b = {0};
+	char line[8192];
+	int ret;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--dax") && i + 1 < argc) {
+			const char *dax = argv[++i];
+
+			ret = cxltrack_dax_open(dax, 256ul << 20, &b.dax);
+			if (ret)
+				die_err(ret, dax);
+			b.have_dax = 1;
+		} else {
+			die_usage("raw-batch: unknown argument '%s'", argv[i]);
+		}
+	}
+	b.t = open_dev();
+	ret = cxltrack_raw(b.t, CXLT_RAW_ENTER, 0, 0, NULL);
+	if (ret)
+		die_err(ret, "raw enter (load cxltrack with allow_raw=1)");
+	while (fgets(line, sizeof(line), stdin)) {
+		char op[16];
+		unsigned long long a = 0, c = 0, d = 0;
+		char hex[64];
+		uint8_t bytes[8];
+		size_t n;
+
+		if (sscanf(line, "%15s", op) != 1)
+			continue;
+		if (!strcmp(op, "R") && sscanf(line, "R %lli %lli", &a, &c) == 2) {
+			printf("v %" PRIu64 "\n", raw_rd(&b, (unsigned int)a, (unsigned int)c));
+		} else if (!strcmp(op, "W") && sscanf(line, "W %lli %lli %llu", &a, &c, &d) == 3) {
+			raw_wr(&b, (unsigned int)a, (unsigned int)c, d);
+			printf("ok\n");
+		} else if (!strcmp(op, "MR") && sscanf(line, "MR %lli %lli", &a, &c) == 2) {
+			uint64_t before = raw_rd(&b, CXLT_STAT_DECERR, 4), v;
+
+			v = mem_load(dax_at(&b, a, c), c);
+			printf("m %s %" PRIu64 "\n",
+			       raw_rd(&b, CXLT_STAT_DECERR, 4) != before ? "decerr" : "okay", v);
+		} else if (!strcmp(op, "MW") && sscanf(line, "MW %lli %63s", &a, hex) == 2) {
+			uint64_t before = raw_rd(&b, CXLT_STAT_DECERR, 4);
+
+			n = parse_hex(hex, bytes, 8);
+			if (!n || (n & (n - 1)))
+				die_usage("raw-batch: bad MW data '%s'", hex);
+			mem_store(dax_at(&b, a, n), bytes, n);
+			printf("m %s\n", raw_rd(&b, CXLT_STAT_DECERR, 4) != before ? "decerr" : "okay");
+		} else if (!strcmp(op, "ZERO") && sscanf(line, "ZERO %lli %lli", &a, &c) == 2) {
+			volatile uint8_t *p = dax_at(&b, a, c);
+
+			for (unsigned long long k = 0; k + 8 <= c; k += 8)
+				*(volatile uint64_t *)(p + k) = 0;
+			printf("ok\n");
+		} else if (!strcmp(op, "RESET")) {
+			ret = cxltrack_raw(b.t, CXLT_RAW_RESET, 0, 0, NULL);
+			if (ret)
+				die_err(ret, "raw reset");
+			printf("ok\n");
+		} else if (!strcmp(op, "SLEEP") && sscanf(line, "SLEEP %lli", &a) == 1) {
+			struct timespec ts = { (time_t)(a / 1000000000ull), (long)(a % 1000000000ull) };
+
+			nanosleep(&ts, NULL);
+			printf("ok\n");
+		} else if (!strcmp(op, "RACE")) {
+			struct race_writes w = { .b = &b };
+			unsigned int regs_off[16];
+			uint64_t regs_val[16];
+			int sched, nr, pos, k;
+			char *p = line + 4;
+			pthread_t th;
+
+			if (sscanf(p, "%i %i%n", &sched, &nr, &pos) != 2 || nr < 0 || nr > 16)
+				die_usage("raw-batch: bad RACE");
+			p += pos;
+			for (k = 0; k < nr; k++) {
+				if (sscanf(p, "%lli %llu%n", &a, &c, &pos) != 2)
+					die_usage("raw-batch: bad RACE register write");
+				regs_off[k] = (unsigned int)a;
+				regs_val[k] = c;
+				p += pos;
+			}
+			if (sscanf(p, "%i%n", &w.n, &pos) != 1 || w.n < 0 || w.n > 64)
+				die_usage("raw-batch: bad RACE write count");
+			p += pos;
+			for (k = 0; k < w.n; k++) {
+				if (sscanf(p, "%lli %63s%n", &a, hex, &pos) != 2)
+					die_usage("raw-batch: bad RACE memory write");
+				w.dpa[k] = a;
+				w.len[k] = parse_hex(hex, w.data[k], 8);
+				if (!w.len[k])
+					die_usage("raw-batch: bad RACE data");
+				p += pos;
+			}
+			if (sched == 0)
+				race_writer(&w);
+			else if (sched > 1 && pthread_create(&th, NULL, race_writer, &w))
+				die_err(-errno, "pthread_create");
+			for (k = 0; k < nr; k++)
+				raw_wr(&b, regs_off[k], 4, regs_val[k]);
+			if (sched == 1)
+				race_writer(&w);
+			else if (sched > 1)
+				pthread_join(th, NULL);
+			printf("ok\n");
+		} else {
+			die_usage("raw-batch: bad line '%s'", line);
+		}
+	}
+	fflush(stdout);
+	cxltrack_raw(b.t, CXLT_RAW_EXIT, 0, 0, NULL);
+	cxltrack_close(b.t);
+	if (b.have_dax)
+		cxltrack_dax_close(&b.dax);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int argc, char **argv);
+	} cmds[] = {
+		{ "status", cmd_status }, { "harvest", cmd_harvest }, { "watch", cmd_watch },
+		{ "bat", cmd_bat }, { "slot", cmd_slot }, { "chunk", cmd_chunk },
+		{ "ctrl", cmd_ctrl }, { "bench", cmd_bench }, { "raw-batch", cmd_raw_batch },
+	};
+	int i = 1;
+
+	while (i < argc && argv[i][0] == '-') {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(argv[i], "-d") && i + 1 < argc) {
+			dev_path = argv[i + 1];
+			i += 2;
+			continue;
+		}
+		die_usage("unknown option '%s'", argv[i]);
+	}
+	if (i >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
+		if (!strcmp(argv[i], cmds[k].name)) {
+			if (help_requested(argc - i, argv + i)) {
+				usage(stdout);
+				return 0;
+			}
+			return cmds[k].fn(argc - i, argv + i);
+		}
+	}
+	die_usage("unknown command '%s'", argv[i]);
+	return 2;
+}

@@ -1,0 +1,646 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * cxlt-test: guest-side checks of the cxltrack driver against ground truth,
+ * writing device memory through a /dev/daxN.M mapping (devdax region of the
+ * tracked memdev). Each mode prints "ok ..." and exits 0, or prints what
+ * differed and exits 1.
+ *
+ *   cxlt-test dirty    DAX PAGES ROUNDS SEED   random writes; harvest == truth
+ *   cxlt-test accessed DAX PAGES ROUNDS SEED   random reads/writes; accessed == truth
+ *   cxlt-test race     DAX PAGES SECONDS SEED  writer thread vs harvest thread (property a)
+ *   cxlt-test bat      DAX PAGES ROUNDS SEED   association invalidated by CPU stores
+ *   cxlt-test discard  DAX PAGES ROUNDS SEED   discard-if-clean racing a writer (property b)
+ *   cxlt-test slot     DAX PAGES ROUNDS SEED   full-page and partial merges (property c)
+ *   cxlt-test events   DAX                     SLOT_FULL/MERGE_DONE/SCRUB_DONE/BAT_INVALIDATED
+ *                                              arrive through poll()+read()
+ *   cxlt-test peek     DAX DPA LEN             print LEN bytes at DPA as hex (loads)
+ *   cxlt-test poke     DAX DPA HEX             store the bytes at DPA (byte stores)
+ *   cxlt-test hold     SECONDS                 keep /dev/cxltrack0 open issuing ioctls;
+ *                                              report how they ended (lifetime tests)
+ *
+ * PAGES bounds the working set (the emulated window is slow under TCG). All
+ * pages are device pages counted from the DPA of the dax mapping's start.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libcxltrack.h"
+
+static struct cxltrack *t;
+static struct cxltrack_dax dax;
+static uint64_t npages, page_size, first_page;
+static uint64_t rng_state;
+static volatile uint8_t *map_base;	/* mapping of the working set */
+
+static uint64_t rnd(void)
+{
+	uint64_t x = rng_state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	rng_state = x;
+	return x;
+}
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "FAIL: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(1);
+}
+
+static void check(int ret, const char *what)
+{
+	if (ret < 0)
+		fail("%s: %s", what, cxltrack_strerror(ret));
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static volatile uint8_t *page_ptr(uint64_t p)
+{
+	return map_base + (p - first_page) * page_size;
+}
+
+static void setup(const char *daxdev, uint64_t pages, uint64_t seed)
+{
+	const char *b = getenv("CXLT_BASE_PAGE");	/* disjoint working sets */
+	uint64_t base = b ? strtoull(b, NULL, 0) : 0;
+
+	check(cxltrack_open(NULL, &t), "open /dev/cxltrack0");
+	page_size = 1ull << t->info.page_shift;
+	npages = (pages + 63) / 64 * 64;
+	if (base % 64)
+		fail("CXLT_BASE_PAGE must be a multiple of 64");
+	check(cxltrack_dax_open(daxdev, (base + npages) * page_size, &dax), daxdev);
+	if (dax.dpa_base % (64 * page_size))
+		fail("dax DPA base 0x%" PRIx64 " not 64-page aligned", dax.dpa_base);
+	first_page = dax.dpa_base / page_size + base;
+	map_base = dax.map + base * page_size;
+	if (first_page + npages > t->info.pages)
+		fail("working set beyond the tracked pages");
+	rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
+}
+
+static uint8_t *harvest(unsigned int kind, unsigned int flags, uint64_t *nr)
+{
+	size_t len = cxltrack_harvest_bytes(kind, npages);
+	uint8_t *buf = calloc(1, len);
+
+	if (!buf)
+		fail("oom");
+	check(cxltrack_harvest(t, kind, first_page, npages, flags, buf, len, nr), "harvest");
+	return buf;
+}
+
+static int bit(const uint8_t *bm, uint64_t i)
+{
+	return bm[i / 8] >> (i % 8) & 1;
+}
+
+static void compare(const char *what, int round, const uint8_t *got, const uint8_t *want)
+{
+	for (uint64_t i = 0; i < npages; i++)
+		if (bit(got, i) != bit(want, i))
+			fail("%s round %d: page %" PRIu64 " reported %d, truth %d", what, round,
+			     first_page + i, bit(got, i), bit(want, i));
+}
+
+static int mode_dirty(uint64_t rounds, int accessed)
+{
+	unsigned int kind = accessed ? CXLT_HARVEST_ACCESSED : CXLT_HARVEST_DIRTY;
+	size_t len = npages / 8;
+	uint64_t total = 0, nr;
+	uint8_t *truth = calloc(1, len);
+
+	free(harvest(CXLT_HARVEST_DIRTY, CXLT_HARVEST_F_CLEAR, &nr));
+	free(harvest(CXLT_HARVEST_ACCESSED, CXLT_HARVEST_F_CLEAR, &nr));
+	for (uint64_t r = 0; r < rounds; r++) {
+		uint64_t ops = 1 + rnd() % (npages / 4 + 1), want = 0;
+		uint8_t *got;
+
+		memset(truth, 0, len);
+		for (uint64_t k = 0; k < ops; k++) {
+			uint64_t p = rnd() % npages, off = rnd() % page_size;
+			volatile uint8_t *a = page_ptr(first_page + p) + off;
+
+			if (accessed && rnd() % 2) {
+				(void)*a;	/* a load: accessed, not dirty */
+			} else {
+				*a = (uint8_t)rnd();
+			}
+			truth[p / 8] |= 1 << (p % 8);
+		}
+		for (uint64_t i = 0; i < npages; i++)
+			want += bit(truth, i);
+		got = harvest(kind, CXLT_HARVEST_F_CLEAR, &nr);
+		compare(accessed ? "accessed" : "dirty", (int)r, got, truth);
+		if (nr != want)
+			fail("round %" PRIu64 ": nr_set %" PRIu64 ", truth %" PRIu64, r, nr, want);
+		free(got);
+		/* Cleared: a second harvest sees nothing. */
+		got = harvest(kind, 0, &nr);
+		if (nr)
+			fail("round %" PRIu64 ": %" PRIu64 " pages still set after CLEAR", r, nr);
+		free(got);
+		total += want;
+	}
+	printf("ok %s: %" PRIu64 " rounds, %" PRIu64 " pages reported, all equal to the truth\n",
+	       accessed ? "accessed" : "dirty", rounds, total);
+	free(truth);
+	return 0;
+}
+
+/* --- race: property (a) ------------------------------------------------ */
+static atomic_uint_fast64_t gseq = 1;
+static atomic_int writer_stop;
+static _Atomic uint64_t *last_write;	/* per page: gseq taken just before its last store */
+static uint64_t writes_done;
+
+static void *race_writer(void *arg)
+{
+	(void)arg;
+	uint64_t s = rng_state ^ 0x1234567;
+
+	while (!atomic_load(&writer_stop)) {
+		uint64_t p, seq;
+
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		p = s % npages;
+		seq = atomic_fetch_add(&gseq, 1);
+		last_write[p] = seq;
+		*(volatile uint64_t *)(page_ptr(first_page + p) + (s >> 32) % (page_size / 8) * 8) = s;
+		writes_done++;
+	}
+	return NULL;
+}
+
+static int mode_race(double seconds)
+{
+	uint64_t *last_report = calloc(npages, sizeof(uint64_t));
+	uint64_t harvests = 0, reports = 0, nr;
+	pthread_t th;
+	double end;
+
+	last_write = calloc(npages, sizeof(uint64_t));
+	free(harvest(CXLT_HARVEST_DIRTY, CXLT_HARVEST_F_CLEAR, &nr));
+	if (pthread_create(&th, NULL, race_writer, NULL))
+		fail("pthread_create");
+	end = now_s() + seconds;
+	for (int final = 0; final < 2;) {
+		uint64_t h_end;
+		uint8_t *got;
+
+		if (now_s() >= end && !atomic_load(&writer_stop)) {
+			atomic_store(&writer_stop, 1);
+			pthread_join(th, NULL);
+			final = 1;	/* one more harvest with the writer stopped */
+		} else if (final) {
+			final = 2;
+		}
+		got = harvest(CXLT_HARVEST_DIRTY, CXLT_HARVEST_F_CLEAR, &nr);
+		h_end = atomic_load(&gseq);
+		harvests++;
+		for (uint64_t i = 0; i < npages; i++) {
+			if (!bit(got, i))
+				continue;
+			reports++;
+			/* A reported page was written (no spurious dirty bit)... */
+			if (!last_write[i])
+				fail("page %" PRIu64 " reported but never written", first_page + i);
+			last_report[i] = h_end;
+		}
+		free(got);
+		if (final == 2)
+			break;
+	}
+	/* ... and every page's last write is covered by a report that ended after it. */
+	for (uint64_t i = 0; i < npages; i++) {
+		if (!last_write[i] && last_report[i])
+			fail("page %" PRIu64 " reported but never written", first_page + i);
+		if (last_write[i] && last_report[i] <= last_write[i])
+			fail("LOST WRITE: page %" PRIu64 " last written at seq %" PRIu64
+			     ", last reported by a harvest ending at %" PRIu64,
+			     first_page + i, last_write[i], last_report[i]);
+	}
+	printf("ok race: %" PRIu64 " writes, %" PRIu64 " harvests racing them, %" PRIu64
+	       " page reports, no lost write, no spurious page\n", writes_done, harvests, reports);
+	return 0;
+}
+
+/* --- BAT invalidation by CPU stores ------------------------------------ */
+static int mode_bat(uint64_t rounds)
+{
+	uint64_t block, inval = 0;
+	uint32_t disk;
+	uint32_t dmax = (1u << t->info.disk_bits) - 1;
+	uint64_t bmax = t->info.block_bits >= 64 ? ~0ull : (1ull << t->info.block_bits) - 1;
+
+	for (uint64_t r = 0; r < rounds; r++) {
+		uint64_t p = first_page + rnd() % npages, b = rnd() & bmax;
+		uint32_t d = (uint32_t)(rnd() & dmax);
+		int store = rnd() % 2, ret;
+
+		check(cxltrack_bat_set(t, p, b, d), "bat set");
+		ret = cxltrack_bat_get(t, p, &block, &disk);
+		check(ret, "bat get");
+		if (ret != 1 || block != b || disk != d)
+			fail("page %" PRIu64 ": set %" PRIu64 "/%u, get %d %" PRIu64 "/%u", p, b, d,
+			     ret, block, disk);
+		if (store)
+			page_ptr(p)[rnd() % page_size] = (uint8_t)rnd();
+		else
+			(void)page_ptr(p)[rnd() % page_size];	/* a load never invalidates */
+		ret = cxltrack_bat_get(t, p, &block, &disk);
+		check(ret, "bat get");
+		if (ret == store)
+			fail("page %" PRIu64 ": after a %s the association is %s", p,
+			     store ? "store" : "load", ret ? "still valid" : "gone");
+		inval += store;
+		check(cxltrack_bat_clear(t, p), "bat clear");
+	}
+	printf("ok bat: %" PRIu64 " associations, %" PRIu64 " invalidated by a CPU store, "
+	       "loads never invalidate\n", rounds, inval);
+	return 0;
+}
+
+/* --- discard-if-clean racing a writer: property (b) -------------------- */
+static atomic_int go, done_store;
+static atomic_uint_fast64_t target_page;
+static uint64_t delay_spins;
+
+static void *discard_writer(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		while (!atomic_load(&go))
+			;
+		if (atomic_load(&go) < 0)
+			return NULL;
+		for (volatile uint64_t i = 0; i < delay_spins; i++)
+			;
+		*(volatile uint32_t *)page_ptr(atomic_load(&target_page)) = 0xdeadbeef;
+		atomic_store(&done_store, 1);
+		atomic_store(&go, 0);
+	}
+}
+
+static int mode_discard(uint64_t rounds)
+{
+	uint64_t clean = 0, dirty = 0, block;
+	uint32_t disk;
+	pthread_t th;
+	int ret;
+
+	/* Without a writer: clean gives the association back, exactly once. */
+	for (uint64_t r = 0; r < 16; r++) {
+		uint64_t p = first_page + rnd() % npages;
+
+		check(cxltrack_bat_set(t, p, r + 100, 1), "bat set");
+		ret = cxltrack_bat_discard(t, p, &block, &disk);
+		check(ret, "discard");
+		if (ret != 1 || block != r + 100 || disk != 1)
+			fail("quiet discard of %" PRIu64 ": %d %" PRIu64 "/%u", p, ret, block, disk);
+		ret = cxltrack_bat_discard(t, p, &block, &disk);
+		check(ret, "discard");
+		if (ret != 0)
+			fail("second discard of %" PRIu64 " said clean", p);
+	}
+	if (pthread_create(&th, NULL, discard_writer, NULL))
+		fail("pthread_create");
+	for (uint64_t r = 0; r < rounds; r++) {
+		uint64_t p = first_page + rnd() % npages;
+		int before;
+
+		check(cxltrack_bat_set(t, p, r, 2), "bat set");
+		atomic_store(&done_store, 0);
+		atomic_store(&target_page, p);
+		delay_spins = rnd() % 20000;
+		atomic_store(&go, 1);
+		for (volatile uint64_t i = 0; i < rnd() % 20000; i++)
+			;
+		before = atomic_load(&done_store);
+		ret = cxltrack_bat_discard(t, p, &block, &disk);
+		check(ret, "discard");
+		while (atomic_load(&go) > 0)
+			;
+		/* Property (b): a store that completed before the discard began is never "clean". */
+		if (ret == 1 && before)
+			fail("FALSE CLEAN: page %" PRIu64 " written before the discard, discard said clean",
+			     p);
+		ret == 1 ? clean++ : dirty++;
+		ret = cxltrack_bat_get(t, p, &block, &disk);
+		check(ret, "bat get");
+		if (ret)
+			fail("page %" PRIu64 ": association survived a discard", p);
+	}
+	atomic_store(&go, -1);
+	pthread_join(th, NULL);
+	printf("ok discard: %" PRIu64 " racing discards (%" PRIu64 " clean, %" PRIu64
+	       " dirty), no false clean\n", rounds, clean, dirty);
+	return 0;
+}
+
+/* --- slots: property (c) ----------------------------------------------- */
+static void fill_page(uint64_t p, uint8_t *out)
+{
+	for (uint64_t i = 0; i < page_size; i += 8) {
+		uint64_t v = rnd();
+
+		memcpy(out + i, &v, 8);
+		*(volatile uint64_t *)(page_ptr(p) + i) = v;
+	}
+}
+
+static int mode_slot(uint64_t rounds)
+{
+	uint8_t *old = malloc(page_size), *want = malloc(page_size), *slotb = malloc(4096);
+	uint8_t *valid = malloc(4096), mask[512];
+	uint64_t full = 0, partial = 0, nr, vb;
+	struct cxlt_slot_query q;
+
+	if (page_size != 4096)
+		fail("slot test needs 4 KiB pages");
+	for (uint64_t r = 0; r < rounds; r++) {
+		uint64_t p = first_page + rnd() % npages;
+		int is_full = r % 2 == 0, slot;
+		uint64_t nvalid = 0;
+		uint8_t *got;
+
+		fill_page(p, old);
+		memcpy(want, old, page_size);
+		memset(valid, 0, 4096);
+		slot = cxltrack_slot_alloc(t, 0x1000 + r, 0);
+		check(slot, "slot alloc");
+		if (is_full) {
+			for (int i = 0; i < 4096; i++)
+				slotb[i] = (uint8_t)rnd();
+			check(cxltrack_slot_write(t, (unsigned int)slot, 0, slotb, 4096), "slot write");
+			memcpy(want, slotb, 4096);
+			memset(valid, 1, 4096);
+		} else {
+			int pieces = 1 + (int)(rnd() % 12);
+
+			for (int k = 0; k < pieces; k++) {
+				unsigned int off = (unsigned int)(rnd() % 4096);
+				unsigned int len = 1 + (unsigned int)(rnd() % (4096 - off < 300 ? 4096 - off : 300));
+
+				for (unsigned int i = 0; i < len; i++)
+					slotb[i] = (uint8_t)rnd();
+				check(cxltrack_slot_write(t, (unsigned int)slot, off, slotb, len),
+				      "slot write");
+				memcpy(want + off, slotb, len);
+				memset(valid + off, 1, len);
+			}
+		}
+		for (int i = 0; i < 4096; i++)
+			nvalid += valid[i];
+		check(cxltrack_slot_query(t, (unsigned int)slot, &q, mask), "slot query");
+		if (q.state != CXLT_SLOTST_OPEN || q.valid_bytes != nvalid || q.full != (unsigned int)is_full ||
+		    !q.owned || q.tag != 0x1000 + r)
+			fail("slot %d query: state %u valid %u (want %" PRIu64 ") full %u owned %u",
+			     slot, q.state, q.valid_bytes, nvalid, q.full, q.owned);
+		for (int i = 0; i < 4096; i++)
+			if ((mask[i / 8] >> (i % 8) & 1) != valid[i])
+				fail("slot %d: mask bit %d wrong", slot, i);
+		free(harvest(CXLT_HARVEST_DIRTY, CXLT_HARVEST_F_CLEAR, &nr));
+		check(cxltrack_bat_set(t, p, r, 3), "bat set");
+		check(cxltrack_slot_merge(t, (unsigned int)slot, p, &vb), "slot merge");
+		if (vb != nvalid)
+			fail("merge wrote %" PRIu64 " bytes, want %" PRIu64, vb, nvalid);
+		for (uint64_t i = 0; i < page_size; i++)
+			if (page_ptr(p)[i] != want[i])
+				fail("page %" PRIu64 " byte %" PRIu64 ": 0x%02x, want 0x%02x (%s, %s)", p,
+				     i, page_ptr(p)[i], want[i], is_full ? "full" : "partial",
+				     valid[i] ? "slot byte" : "old byte");
+		got = harvest(CXLT_HARVEST_DIRTY, CXLT_HARVEST_F_CLEAR, &nr);
+		if (nr != 1 || !bit(got, p - first_page))
+			fail("merge into %" PRIu64 ": dirty harvest has %" PRIu64 " pages", p, nr);
+		free(got);
+		if (cxltrack_bat_get(t, p, &vb, &(uint32_t){0}) != 0)
+			fail("merge did not clear the association of %" PRIu64, p);
+		check(cxltrack_slot_query(t, (unsigned int)slot, &q, NULL), "slot query");
+		/* FREE, or already reallocated by another process (with its own tag). */
+		if (q.owned || (q.state != CXLT_SLOTST_FREE && q.tag == 0x1000 + r))
+			fail("slot %d not FREE after merge (state %u)", slot, q.state);
+		is_full ? full++ : partial++;
+	}
+	printf("ok slot: %" PRIu64 " full-page and %" PRIu64 " partial merges gave the right "
+	       "bytes, dirty set, association cleared\n", full, partial);
+	return 0;
+}
+
+/* --- events ------------------------------------------------------------ */
+static int wait_event(unsigned int type, uint16_t index, uint64_t arg, int timeout_ms)
+{
+	struct cxlt_event ev[16];
+	double end = now_s() + timeout_ms / 1000.0;
+
+	while (now_s() < end) {
+		int n = cxltrack_events(t, ev, 16, 200);
+
+		check(n, "events");
+		for (int i = 0; i < n; i++) {
+			printf("  event %s index=%u arg=0x%" PRIx64 " seq=%u flags=%u\n",
+			       cxltrack_event_name(ev[i].type), ev[i].index, (uint64_t)ev[i].arg,
+			       ev[i].seq, ev[i].flags);
+			if (ev[i].type == type && ev[i].index == index && ev[i].arg == arg)
+				return 0;
+		}
+	}
+	fail("no %s index=%u arg=0x%" PRIx64 " within %d ms", cxltrack_event_name(type), index,
+	     arg, timeout_ms);
+}
+
+static int mode_events(void)
+{
+	uint8_t buf[4096];
+	struct cxlt_ctrl c = { .set = CXLT_CTRL_F_BAT_INV_EVT };
+	unsigned int state, owner, chunk = t->info.num_chunks - 1;
+	uint64_t vb, p = first_page + 1;
+	int slot;
+
+	memset(buf, 0x5a, sizeof(buf));
+	slot = cxltrack_slot_alloc(t, 0xabc, 0);
+	check(slot, "slot alloc");
+	check(cxltrack_slot_write(t, (unsigned int)slot, 0, buf, 4096), "slot write");
+	wait_event(CXLT_EV_SLOT_FULL, (uint16_t)slot, 0xabc, 5000);
+	check(cxltrack_slot_merge(t, (unsigned int)slot, p, &vb), "slot merge");
+	wait_event(CXLT_EV_MERGE_DONE, (uint16_t)slot, p, 5000);
+
+	check(cxltrack_ctrl(t, &c), "ctrl");
+	check(cxltrack_bat_set(t, p, 7, 1), "bat set");
+	*(volatile uint8_t *)page_ptr(p) = 1;
+	wait_event(CXLT_EV_BAT_INVALIDATED, 0, p, 5000);
+	c.set = 0;
+	c.clear = CXLT_CTRL_F_BAT_INV_EVT;
+	check(cxltrack_ctrl(t, &c), "ctrl");
+
+	/* The last chunk: outside the small working set the other tests use. */
+	check(cxltrack_chunk_assign(t, chunk, 42), "chunk assign");
+	check(cxltrack_chunk_release(t, chunk, 42), "chunk release");
+	wait_event(CXLT_EV_SCRUB_DONE, (uint16_t)chunk, 42, 10000);
+	check(cxltrack_chunk_query(t, chunk, &state, &owner), "chunk query");
+	if (state != CXLT_CHUNKST_FREE || owner)
+		fail("chunk %u after scrub: state %u owner %u", chunk, state, owner);
+	/*
+	 * Per-file ring: 300 MERGE_DONE events left unread fill this file's ring
+	 * (256 records); the rest are dropped for this file only and the next
+	 * record it gets carries CXLT_EVENT_F_OVERRUN.
+	 */
+	{
+		struct cxlt_event ev[64];
+		int n, got = 0, flagged = 0;
+
+		while (cxltrack_events(t, ev, 64, 0) > 0)
+			;
+		for (int k = 0; k < 300; k++) {
+			slot = cxltrack_slot_alloc(t, (uint64_t)k, 0);
+			check(slot, "slot alloc");
+			check(cxltrack_slot_write(t, (unsigned int)slot, 0, buf, 1), "slot write");
+			check(cxltrack_slot_merge(t, (unsigned int)slot, p, &vb), "slot merge");
+		}
+		usleep(200000);
+		while ((n = cxltrack_events(t, ev, 64, 0)) > 0)
+			got += n;
+		check(n, "events");
+		if (got != 256)
+			fail("read %d records after 300 unread events, want the ring's 256", got);
+		slot = cxltrack_slot_alloc(t, 999, 0);
+		check(slot, "slot alloc");
+		check(cxltrack_slot_release(t, (unsigned int)slot), "slot release");
+		slot = cxltrack_slot_alloc(t, 998, 0);
+		check(slot, "slot alloc");
+		/* a full slot: SLOT_FULL */
+		check(cxltrack_slot_write(t, (unsigned int)slot, 0, buf, 4096), "slot write");
+		n = cxltrack_events(t, ev, 64, 2000);
+		check(n, "events");
+		for (int k = 0; k < n; k++)
+			flagged += !!(ev[k].flags & CXLT_EVENT_F_OVERRUN);
+		if (n < 1 || !(ev[0].flags & CXLT_EVENT_F_OVERRUN) || flagged != 1)
+			fail("after an overrun: %d records, first flags %u, %d flagged", n,
+			     n > 0 ? ev[0].flags : 0, flagged);
+	}
+	printf("ok events: SLOT_FULL, MERGE_DONE, BAT_INVALIDATED, SCRUB_DONE arrived via poll+read; "
+	       "a full per-file ring flags the next record OVERRUN\n");
+	return 0;
+}
+
+/* --- hold: lifetime ---------------------------------------------------- */
+static int mode_hold(double seconds)
+{
+	struct cxlt_stats s;
+	uint64_t ok = 0, nr;
+	uint8_t buf[8];
+	double end = now_s() + seconds;
+	int ret = 0;
+
+	check(cxltrack_open(NULL, &t), "open");
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("holding\n");
+	while (now_s() < end) {
+		ret = cxltrack_harvest(t, CXLT_HARVEST_DIRTY, 0, 64, 0, buf, 8, &nr);
+		if (!ret)
+			ret = cxltrack_stats(t, &s);
+		if (ret)
+			break;
+		ok++;
+	}
+	if (ret) {
+		struct cxlt_event ev;
+
+		printf("ioctl ended with %s after %" PRIu64 " calls\n", cxltrack_strerror(ret), ok);
+		ret = cxltrack_events(t, &ev, 1, 0);
+		printf("events: %s\n", ret < 0 ? cxltrack_strerror(ret) : "still readable");
+		cxltrack_close(t);
+		return 0;
+	}
+	printf("no error in %" PRIu64 " calls\n", ok);
+	cxltrack_close(t);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t pages, n, seed;
+
+	if (argc >= 3 && !strcmp(argv[1], "hold"))
+		return mode_hold(strtod(argv[2], NULL));
+	if (argc == 5 && (!strcmp(argv[1], "peek") || !strcmp(argv[1], "poke"))) {
+		uint64_t dpa = strtoull(argv[3], NULL, 0);
+		volatile uint8_t *p;
+		size_t len;
+
+		check(cxltrack_open(NULL, &t), "open");
+		check(cxltrack_dax_open(argv[2], 256ul << 20, &dax), argv[2]);
+		len = argv[1][1] == 'e' ? strtoull(argv[4], NULL, 0) : strlen(argv[4]) / 2;
+		p = cxltrack_dax_ptr(&dax, dpa, len);
+		if (!p || !len)
+			fail("DPA range outside the mapping");
+		for (size_t i = 0; i < len; i++) {
+			if (argv[1][1] == 'e') {
+				printf("%02x", p[i]);
+			} else {
+				unsigned int b;
+
+				if (sscanf(argv[4] + 2 * i, "%2x", &b) != 1)
+					fail("bad hex");
+				p[i] = (uint8_t)b;
+			}
+		}
+		if (argv[1][1] == 'e')
+			printf("\n");
+		return 0;
+	}
+	if (argc >= 3 && !strcmp(argv[1], "events")) {
+		setup(argv[2], 64, 1);
+		return mode_events();
+	}
+	if (argc != 6) {
+		fprintf(stderr, "usage: cxlt-test MODE DAX PAGES N SEED (see the source)\n");
+		return 2;
+	}
+	pages = strtoull(argv[3], NULL, 0);
+	n = strtoull(argv[4], NULL, 0);
+	seed = strtoull(argv[5], NULL, 0);
+	setup(argv[2], pages, seed);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(argv[1], "dirty"))
+		return mode_dirty(n, 0);
+	if (!strcmp(argv[1], "accessed"))
+		return mode_dirty(n, 1);
+	if (!strcmp(argv[1], "race"))
+		return mode_race((double)n);
+	if (!strcmp(argv[1], "bat"))
+		return mode_bat(n);
+	if (!strcmp(argv[1], "discard"))
+		return mode_discard(n);
+	if (!strcmp(argv[1], "slot"))
+		return mode_slot(n);
+	fprintf(stderr, "unknown mode %s\n", argv[1]);
+	return 2;
+}
