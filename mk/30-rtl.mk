@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: Apache-2.0
+# The RTL: Chisel generator (Mill 0.12 via the launcher script from Maven Central), SystemVerilog
+# for every configuration, cocotb regression (Verilator + Icarus), benchmark, Yosys estimate.
+MILL_LAUNCHER_URL := https://repo1.maven.org/maven2/com/lihaoyi/mill-dist/1.1.5/mill-dist-1.1.5-mill.sh
+MILL_LAUNCHER_SHA256 := b04c98d6dface8ffdbf6c7f94aee68dae3d3309f2cab067989bb54159153db95
+MILL_SH := $(CACHE)/mill/mill-dist-1.1.5-mill.sh
+MILL := COURSIER_CACHE=$(CACHE)/coursier MILL_FINAL_DOWNLOAD_FOLDER=$(CACHE)/mill/download nice $(MILL_SH) --no-server
+RTL_SRC := $(wildcard $(TOP)/rtl/src/cxltrack/*.scala) $(TOP)/build.sc $(TOP)/.mill-version
+RTL_BUILD := $(TOP)/build/rtl
+RTL_CONFIGS := default small
+# simulation builds: a 4-cycle tick so that timeouts are quick to reach
+RTL_SIM_CONFIG := small
+RTL_TICK_CYCLES_SIM := 4
+RTL_APT := openjdk-17-jdk-headless iverilog yosys liblz4-dev zlib1g-dev make g++
+RTL_PYTEST = cd $(TOP)/sim && $(call PYTEST,$(1))
+
+.PHONY: rtl rtl-sim rtl-deps lint-rtl test-rtl bench-rtl synth-estimate synth-scaling fmt-rtl check-fmt-rtl
+
+$(MILL_SH):
+	@mkdir -p $(dir $@)
+	@curl -sSfL -o $@.tmp $(MILL_LAUNCHER_URL)
+	@echo "$(MILL_LAUNCHER_SHA256)  $@.tmp" | sha256sum -c --quiet - || { rm -f $@.tmp; echo "mill launcher: sha256 mismatch"; exit 1; }
+	@chmod +x $@.tmp && mv $@.tmp $@
+
+rtl-deps: $(MILL_SH)
+	@$(TOP)/scripts/apt-ensure $(RTL_APT)
+
+$(RTL_BUILD)/%/filelist.f: $(TOP)/config/%.toml $(RTL_SRC) | rtl-deps
+	@echo "rtl: emitting $* into $(RTL_BUILD)/$*"
+	@$(MILL) rtl.run --config $< --target-dir $(RTL_BUILD)/$* >$(RTL_BUILD)-$*.log 2>&1 || { tail -40 $(RTL_BUILD)-$*.log; exit 1; }
+
+$(RTL_BUILD)/$(RTL_SIM_CONFIG)-sim/filelist.f: $(TOP)/config/$(RTL_SIM_CONFIG).toml $(RTL_SRC) | rtl-deps
+	@mkdir -p $(RTL_BUILD)
+	@$(MILL) rtl.run --config $< --target-dir $(RTL_BUILD)/$(RTL_SIM_CONFIG)-sim \
+		--tick-cycles $(RTL_TICK_CYCLES_SIM) >$(RTL_BUILD)-sim.log 2>&1 || { tail -40 $(RTL_BUILD)-sim.log; exit 1; }
+
+rtl: $(foreach c,$(RTL_CONFIGS),$(RTL_BUILD)/$(c)/filelist.f) ## emit SystemVerilog for every config into build/rtl/<config>/
+	@ls -1 $(foreach c,$(RTL_CONFIGS),$(RTL_BUILD)/$(c)/filelist.f)
+
+rtl-sim: $(RTL_BUILD)/$(RTL_SIM_CONFIG)-sim/filelist.f
+
+lint-rtl: $(RTL_BUILD)/small/filelist.f ## verilator --lint-only -Wall on the emitted RTL
+	@cd $(RTL_BUILD)/small && verilator --lint-only -Wall --top-module CxlTrackCore $(TOP)/sim/verilator.vlt $$(cat filelist.f)
+	@echo "lint-rtl: verilator -Wall clean"
+
+# Verilator runs every bench; Icarus the register, vector, error and race benches.
+test-rtl: rtl-sim rtl-deps ## RTL regression: vectors, random, races, errors on Verilator (+ Icarus subset)
+	@mkdir -p $(JUNIT_DIR)
+	@rm -rf $(TOP)/build/sim/coverage
+	@$(MILL) rtl.checkFormat >/dev/null 2>&1 || { echo "test-rtl: Scala sources not formatted (make fmt-rtl)"; exit 1; }
+	@$(call RTL_PYTEST,rtl) test_rtl.py --sim verilator --sim icarus
+	@cd $(TOP)/sim && $(PY) coverage_report.py $(TOP)/build/sim/coverage
+
+bench-rtl: rtl-sim rtl-deps ## benchmark: throughput with tracking on/off, added latency, sim speed
+	@cd $(TOP)/sim && $(PY) bench_rtl.py
+
+SYNTH_TIMEOUT ?= 600
+SYNTH_SCALING := 1 4
+synth-estimate: $(RTL_BUILD)/default/filelist.f $(RTL_BUILD)/small/filelist.f ## Yosys synth_xilinx (xcup) estimate of the default config
+	@$(TOP)/sim/synth_estimate.sh $(RTL_BUILD)/default $(TOP)/build/synth $(SYNTH_TIMEOUT) || { \
+		echo "synth-estimate: v1 keeps the per-page tables in flip-flops (docs/rtl-notes.md, Scale); the"; \
+		echo "  scaling series is in docs/rtl-results.md (make synth-scaling). config/small.toml instead:"; \
+		$(TOP)/sim/synth_estimate.sh $(RTL_BUILD)/small $(TOP)/build/synth 3600; }
+
+# default parameters at 1 and 4 MiB (64 KiB chunks): the series in docs/rtl-results.md
+synth-scaling: rtl-deps
+	@mkdir -p $(TOP)/build/synth/configs
+	@for n in $(SYNTH_SCALING); do \
+		sed -e "s/^capacity_bytes.*/capacity_bytes = $$((n * 1048576))/" -e "s/^chunk_shift.*/chunk_shift = 16/" \
+			$(TOP)/config/default.toml > $(TOP)/build/synth/configs/cap$${n}m.toml; \
+		$(MILL) rtl.run --config $(TOP)/build/synth/configs/cap$${n}m.toml --target-dir $(RTL_BUILD)/cap$${n}m \
+			>$(TOP)/build/synth/gen-cap$${n}m.log 2>&1 || exit 1; \
+		$(TOP)/sim/synth_estimate.sh $(RTL_BUILD)/cap$${n}m $(TOP)/build/synth 7200; \
+	done
+
+fmt-rtl: ## format the Scala sources
+	@$(MILL) rtl.reformat
+
+check-fmt-rtl: ## check the Scala formatting
+	@$(MILL) rtl.checkFormat
+
+TEST_SUITES += rtl

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+package cxltrack
+
+import chisel3.util.log2Ceil
+
+import scala.io.Source
+
+/**
+ * Generator parameters. The device part comes from one TOML file under `config/` (docs/spec.md 1.1), the same file the
+ * reference model loads; the implementation part (bus widths, tick prescaler, outstanding-write depth) is given on the
+ * generator's command line.
+ */
+case class CxlTrackParams(
+    capacityBytes: BigInt,
+    pageShift: Int,
+    slots: Int,
+    hotBits: Int,
+    evqDepthLog2: Int,
+    chunkShift: Int,
+    batDiskBits: Int,
+    batBlockBits: Int,
+    tickNs: Long,
+    // implementation parameters
+    dataBits: Int = 512,
+    idBits: Int = 4,
+    addrBits: Int = 48,
+    tickCycles: Int = 500,
+    wrPerId: Int = 8
+) {
+  require(dataBits == 512, "one beat is one 64-byte line")
+  val pages: BigInt      = capacityBytes >> pageShift
+  val words: Int         = (pages / 64).toInt
+  val pageBits: Int      = log2Ceil(pages) max 1
+  val chunks: Int        = (capacityBytes >> chunkShift).toInt
+  val chunkBits: Int     = log2Ceil(chunks) max 1
+  val pagesPerChunk: Int = 1 << (chunkShift - pageShift)
+  val memAddrBits: Int   = log2Ceil(capacityBytes)
+  val hotMax: Int        = (1 << hotBits) - 1
+  val evqDepth: Int      = 1 << evqDepthLog2
+  val slotBits: Int      = log2Ceil(slots) max 1
+  val liteAddrBits: Int  = log2Ceil(Regs.BAR_SIZE)
+  require(pages <= (BigInt(1) << 26), "v1 keeps per-page tables on chip (docs/rtl-notes.md)")
+}
+
+class ConfigError(msg: String) extends Exception(msg)
+
+object CxlTrackParams {
+  // field -> (lo, hi), as host-stack/python/cxltrack/config.py checks them
+  private val ranges: Seq[(String, BigInt, BigInt)] = Seq(
+    ("capacity_bytes", 1, BigInt(1) << 46),
+    ("page_shift", 12, 21),
+    ("slots", 1, 16),
+    ("hot_bits", 1, 8),
+    ("evq_depth_log2", 2, 12),
+    ("chunk_shift", 12, 30),
+    ("bat_disk_bits", 1, 16),
+    ("bat_block_bits", 1, 48),
+    ("tick_ns", 1, (BigInt(1) << 32) - 1)
+  )
+
+  /** Read a flat `key = integer` TOML file; every error names file, line and field. */
+  def fromToml(path: String, impl: CxlTrackParams => CxlTrackParams = identity): CxlTrackParams = {
+    val src = Source.fromFile(path)
+    val lines =
+      try src.getLines().toVector
+      finally src.close()
+    val values = scala.collection.mutable.Map[String, (BigInt, Int)]()
+    val Line   = """\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([0-9_]+)\s*(#.*)?""".r
+    for ((raw, n) <- lines.zipWithIndex) {
+      val text = raw.trim
+      if (text.nonEmpty && !text.startsWith("#")) text match {
+        case Line(k, v, _) =>
+          if (!ranges.exists(_._1 == k)) throw new ConfigError(s"$path:${n + 1}: field '$k': unknown field")
+          values(k) = (BigInt(v.replace("_", "")), n + 1)
+        case _ => throw new ConfigError(s"$path:${n + 1}: cannot parse '$text' (expected key = integer)")
+      }
+    }
+    for ((k, lo, hi) <- ranges) {
+      val (v, n) = values.getOrElse(k, throw new ConfigError(s"$path: field '$k': missing"))
+      if (v < lo || v > hi) throw new ConfigError(s"$path:$n: field '$k': $v is outside $lo..$hi")
+    }
+    def i(k: String)               = values(k)._1.toInt
+    def fail(k: String, m: String) = throw new ConfigError(s"$path:${values(k)._2}: field '$k': $m")
+    val cap                        = values("capacity_bytes")._1
+    if (i("chunk_shift") < i("page_shift")) fail("chunk_shift", "smaller than page_shift")
+    if (cap % (BigInt(64) << i("page_shift")) != 0) fail("capacity_bytes", "not a multiple of 64 pages")
+    if (cap % (BigInt(1) << i("chunk_shift")) != 0) fail("capacity_bytes", "not a multiple of the chunk size")
+    if ((cap >> i("chunk_shift")) > 32768) fail("chunk_shift", "more than 32768 chunks")
+    impl(
+      CxlTrackParams(
+        capacityBytes = cap,
+        pageShift = i("page_shift"),
+        slots = i("slots"),
+        hotBits = i("hot_bits"),
+        evqDepthLog2 = i("evq_depth_log2"),
+        chunkShift = i("chunk_shift"),
+        batDiskBits = i("bat_disk_bits"),
+        batBlockBits = i("bat_block_bits"),
+        tickNs = values("tick_ns")._1.toLong
+      )
+    )
+  }
+}

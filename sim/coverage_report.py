@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Functional coverage of the RTL regression: merges the per-test JSON counters that the benches
+write and lists what was hit, plus the goal points that were not."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from cxltrack import regs
+
+GOALS = (
+    [f"cmd:{op.name}:OK" for op in regs.Op]
+    + [
+        f"cmd:{n}"
+        for n in (
+            "HARVEST_DIRTY:ALIGN",
+            "HARVEST_DIRTY:RANGE",
+            "HARVEST_HOTNESS:FLAGS",
+            "BAT_SET:RANGE",
+            "SLOT_ALLOC:NO_RESOURCE",
+            "SLOT_MERGE:STATE",
+            "SLOT_RELEASE:STATE",
+            "CHUNK_ASSIGN:BUSY",
+            "CHUNK_RELEASE:PERM",
+            "CHUNK_RELEASE:STATE",
+            "CHUNK_LIST:RANGE",
+        )
+    ]
+    + [f"event:{e.name}" for e in regs.Event if e.name != "NONE"]
+    + [
+        "race:harvest_split",
+        "race:discard_clean",
+        "race:discard_dirty",
+        "race:merge_partial",
+        "race:merge_full",
+        "slot:full",
+        "slot:merge",
+        "slot:timeout_batch",
+        "slot:refused_write",
+        "evq:overflow",
+        "errors:cmd_overrun",
+        "irq:msi",
+        "mem:read_decerr",
+        "mem:write_decerr",
+        "ctrl:track_disabled",
+    ]
+)
+
+
+def main(directory: str) -> int:
+    total: Counter[str] = Counter()
+    for f in sorted(Path(directory).glob("*.json")):
+        total.update(json.loads(f.read_text()))
+    if not total:
+        print("coverage: no data")
+        return 0
+    width = max(len(k) for k in total)
+    lines = [f"  {k:<{width}} {v}" for k, v in sorted(total.items())]
+    missed = [g for g in GOALS if not any(k == g or k.startswith(g + ":") for k in total)]
+    report = "\n".join(
+        [
+            "functional coverage (hits per point):",
+            *lines,
+            f"goals: {len(GOALS) - len(missed)}/{len(GOALS)} hit",
+            *[f"  MISSED {m}" for m in missed],
+        ]
+    )
+    out = Path(directory).parent / "coverage.txt"
+    out.write_text(report + "\n")
+    print(
+        f"coverage: {len(GOALS) - len(missed)}/{len(GOALS)} goal points hit, {len(total)} points seen (report: {out})"
+    )
+    for m in missed:
+        print(f"  MISSED {m}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

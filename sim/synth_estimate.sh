@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Yosys estimate for an UltraScale+ part: synth_xilinx -family xcup -flatten -uram.
+# usage: synth_estimate.sh <rtl dir with filelist.f> <work dir> [timeout seconds]
+set -euo pipefail
+rtl=$1
+work=$2
+limit=${3:-900}
+mkdir -p "$work"
+name=$(basename "$rtl")
+files=$(sed "s|^|$rtl/|" "$rtl/filelist.f" | tr '\n' ' ')
+log=$work/$name.log
+start=$(date +%s)
+if ! timeout "$limit" nice yosys -q -l "$log" -p "read_verilog -sv $files; synth_xilinx -family xcup -flatten -uram -top CxlTrackCore; tee -o $work/$name.stat stat" >/dev/null 2>&1; then
+	echo "synth-estimate: $name did not finish within ${limit}s (log: $log)"
+	exit 3
+fi
+secs=$(( $(date +%s) - start ))
+stat=$work/$name.stat
+# yosys stat lines: "     <cell>   <count>" (top module, after flatten)
+cells() { awk -v pat="^($1)\$" '$1 ~ pat && $2 ~ /^[0-9]+$/ {s += $2} END {print s + 0}' "$stat"; }
+lut=$(cells 'LUT[1-6]')
+ff=$(cells 'FD[A-Z]+')
+bram=$(cells 'RAMB36E2')
+bram18=$(cells 'RAMB18E2')
+uram=$(cells 'URAM288')
+dsp=$(cells 'DSP48E2')
+lutram=$(cells 'RAM[0-9]+[SMX][0-9A-Z]*')
+echo "synth-estimate[$name]: LUT=$lut FF=$ff BRAM36=$bram BRAM18=$bram18 URAM=$uram DSP=$dsp LUTRAM=$lutram (yosys ${secs}s)"

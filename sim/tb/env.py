@@ -1,0 +1,468 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Bench environment for CxlTrackCore: clock/reset, cocotbext-axi masters and the DDR model,
+a Target (the interface cxltrack.vectors.replay drives), a model mirror fed by monitors on the
+DUT's ports, AXI protocol checks and functional coverage.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections import Counter, deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.handle import Immediate
+from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge
+from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiMaster, AxiRam, AxiResp
+
+from cxltrack import config, regs
+from cxltrack.model import Device, MemResp
+
+R = regs.REGISTERS
+OFF = {name: r.offset for name, r in R.items()}
+OP = regs.Op
+LINE = 64
+
+COVERAGE: Counter[str] = Counter()
+
+
+def cover(point: str, n: int = 1) -> None:
+    COVERAGE[point] += n
+
+
+def dump_coverage(test: str) -> None:
+    out = os.environ.get("CXLTRACK_COVERAGE_DIR")
+    if not out:
+        return
+    Path(out).mkdir(parents=True, exist_ok=True)
+    (Path(out) / f"{test}.json").write_text(json.dumps(dict(COVERAGE), indent=1, sort_keys=True))
+
+
+def seed_from_env(name: str) -> int:
+    raw = os.environ.get("CXLTRACK_SEED")
+    seed = int(raw) if raw else random.SystemRandom().randrange(1 << 31)
+    cocotb.log.info("%s: seed %d (rerun with CXLTRACK_SEED=%d)", name, seed, seed)
+    print(f"SEED {name} {seed}", flush=True)
+    return seed
+
+
+def pause_gen(rng: random.Random, p: float) -> Iterator[bool]:
+    while True:
+        yield rng.random() < p
+
+
+def val(sig: Any) -> int:
+    """Integer value of a signal; X/Z (Icarus before the synchronous reset) reads as 0."""
+    try:
+        return int(sig.value)
+    except ValueError:
+        return 0
+
+
+class ProtocolChecker:
+    """AXI rules on every channel of both AXI4 ports: once VALID is high, it and the payload stay
+    stable until READY; per-ID ordering of responses on the CXL side."""
+
+    def __init__(self, dut: Any, prefix: str, channels: Mapping[str, Sequence[str]]) -> None:
+        self.errors: list[str] = []
+        self.dut = dut
+        self.chans = {
+            ch: (
+                getattr(dut, f"{prefix}_{ch}valid"),
+                getattr(dut, f"{prefix}_{ch}ready"),
+                [getattr(dut, f"{prefix}_{ch}{s}") for s in sigs],
+            )
+            for ch, sigs in channels.items()
+        }
+        self.prefix = prefix
+        cocotb.start_soon(self._run())
+
+    async def _run(self) -> None:
+        held: dict[str, tuple[int, ...] | None] = {ch: None for ch in self.chans}
+        while True:
+            await RisingEdge(self.dut.clock)
+            if val(self.dut.reset):
+                held = {ch: None for ch in self.chans}
+                continue
+            for ch, (v, r, sigs) in self.chans.items():
+                valid, ready = val(v), val(r)
+                payload = tuple(val(s) for s in sigs)
+                prev = held[ch]
+                if prev is not None:
+                    if not valid:
+                        self.errors.append(f"{self.prefix}_{ch}valid dropped before ready")
+                    elif payload != prev:
+                        self.errors.append(f"{self.prefix}_{ch} payload changed while stalled")
+                held[ch] = payload if valid and not ready else None
+
+
+AXI_CHANNELS = {
+    "aw": ("id", "addr", "len", "size", "burst"),
+    "w": ("data", "strb", "last"),
+    "b": ("id", "resp"),
+    "ar": ("id", "addr", "len", "size", "burst"),
+    "r": ("id", "data", "resp", "last"),
+}
+
+
+class ModelMirror:
+    """Feeds the reference model every memory request the DUT accepts, in the order the DUT
+    sees them (per clock: AR accept, AW accept, then the B forwarded), and checks every read
+    response against the model's memory and every response code against the model's."""
+
+    def __init__(self, dut: Any, model: Device) -> None:
+        self.dut = dut
+        self.model = model
+        self.errors: list[str] = []
+        self.reads: dict[int, deque[tuple[int, MemResp]]] = {}
+        self.aw: deque[tuple[int, int, Any]] = deque()  # (id, addr, token or None) waiting for W
+        self.w_beats: deque[tuple[int, int]] = deque()
+        self.w_done: deque[tuple[int, int]] = deque()
+        self.writes: dict[int, deque[tuple[int, Any, bytes, bytes]]] = {}
+        self.active = True
+        cocotb.start_soon(self._run())
+
+    async def _run(self) -> None:
+        d = self.dut
+        while True:
+            await RisingEdge(d.clock)
+            if val(d.reset) or not self.active:
+                continue
+            if val(d.s_axi_arvalid) and val(d.s_axi_arready):
+                addr = val(d.s_axi_araddr)
+                resp, _ = self.model.mem_read(addr, 1)
+                self.reads.setdefault(val(d.s_axi_arid), deque()).append((addr, resp))
+                cover("mem:read" if resp == MemResp.OKAY else "mem:read_decerr")
+            if val(d.s_axi_awvalid) and val(d.s_axi_awready):
+                addr = val(d.s_axi_awaddr)
+                token = self.model.write_begin(addr & ~(LINE - 1), 1)
+                self.aw.append((val(d.s_axi_awid), addr, token))
+                cover("mem:write" if token else "mem:write_decerr")
+            if val(d.s_axi_wvalid) and val(d.s_axi_wready):
+                self.w_beats.append((val(d.s_axi_wdata), val(d.s_axi_wstrb)))
+                if val(d.s_axi_wlast):
+                    self.w_done.append(self.w_beats[0])
+                    self.w_beats.clear()
+            while self.aw and self.w_done:  # W may complete before its AW is accepted
+                wid, addr, token = self.aw.popleft()
+                data, strb = self.w_done.popleft()
+                base = addr & ~(LINE - 1)
+                raw = data.to_bytes(LINE, "little")
+                en = bytes((strb >> i) & 1 for i in range(LINE))
+                self.writes.setdefault(wid, deque()).append((base, token, raw, en))
+            if val(d.s_axi_bvalid) and val(d.s_axi_bready):
+                self._on_b(val(d.s_axi_bid), val(d.s_axi_bresp))
+            if val(d.s_axi_rvalid) and val(d.s_axi_rready):
+                self._on_r(val(d.s_axi_rid), val(d.s_axi_rdata), val(d.s_axi_rresp), val(d.s_axi_rlast))
+
+    def _on_b(self, bid: int, bresp: int) -> None:
+        wq = self.writes.get(bid)
+        if not wq:
+            self.errors.append(f"B id {bid} without a write")
+            return
+        base, token, raw, en = wq.popleft()
+        want = 0 if token else 3
+        if bresp != want:
+            self.errors.append(f"B resp {bresp} at {base:#x}, model says {want}")
+        if token is not None:
+            self.model.write_end(token, raw, en)
+
+    def _on_r(self, rid: int, rdata: int, rresp: int, rlast: int) -> None:
+        rq = self.reads.get(rid)
+        if not rq:
+            self.errors.append(f"R id {rid} without a read")
+            return
+        addr, resp = rq[0]
+        if rlast:
+            rq.popleft()
+        base = addr & ~(LINE - 1)
+        if resp == MemResp.OKAY:
+            want = int.from_bytes(self.model.mem.read(base, LINE), "little")
+            if rdata != want or rresp != 0:
+                self.errors.append(f"read {addr:#x}: resp {rresp} data {rdata:#x} differ from the model {want:#x}")
+        elif rresp != 3 or rdata != 0:
+            self.errors.append(f"read {addr:#x}: expected DECERR with zero data")
+
+
+class Bench:
+    """One DUT with its bus functional models. Implements the vector Target protocol."""
+
+    def __init__(self, dut: Any, cfg_name: str | None = None, mirror: bool = True, cxl_master: bool = True) -> None:
+        self.dut = dut
+        self.cfg = config.named(cfg_name or os.environ.get("CXLTRACK_CONFIG", "small"))
+        self.model = Device(self.cfg)
+        # immediate writes: the bus models look at reset while they are constructed
+        # (Icarus: an immediate write to an input that feeds a continuous assignment is never
+        # re-propagated by later writes, so only reset, which is read by processes, gets one)
+        dut.reset.value = Immediate(1)
+        dut.dbg_time_en.value = 0
+        dut.dbg_tick.value = 0
+        cocotb.start_soon(Clock(dut.clock, 10, unit="ns").start())  # type: ignore[arg-type]
+        if cxl_master:
+            self.axi = AxiMaster(AxiBus.from_prefix(dut, "s_axi"), dut.clock, dut.reset)
+        self.ram = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.clock, dut.reset, size=self.cfg.capacity_bytes)
+        self.lite = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clock, dut.reset)
+        self.checkers = [
+            ProtocolChecker(dut, "s_axi", AXI_CHANNELS),
+            ProtocolChecker(dut, "m_axi", AXI_CHANNELS),
+        ]
+        self.mirror = ModelMirror(dut, self.model) if mirror else None
+        self.msi = 0
+        cocotb.start_soon(self._count_msi())
+
+    async def _count_msi(self) -> None:
+        while True:
+            await RisingEdge(self.dut.clock)
+            if val(self.dut.msi):
+                self.msi += 1
+
+    def check_clean(self) -> None:
+        errs = [e for c in self.checkers for e in c.errors]
+        if self.mirror:
+            errs += self.mirror.errors
+        assert not errs, "\n".join(errs[:20])
+
+    def backpressure(self, rng: random.Random, p: float) -> None:
+        """Random stalls on every channel of both AXI4 ports (p = stall probability)."""
+        for ifc in (self.axi.write_if, self.axi.read_if, self.ram.write_if, self.ram.read_if):
+            for ch in ("aw_channel", "w_channel", "b_channel", "ar_channel", "r_channel"):
+                if hasattr(ifc, ch):
+                    getattr(ifc, ch).set_pause_generator(pause_gen(random.Random(rng.random()), p))
+
+    # ------------------------------------------------------------- Target protocol
+    async def reset(self) -> None:
+        self.dut.reset.value = 1
+        await ClockCycles(self.dut.clock, 4)
+        self.dut.reset.value = 0
+        self.model.reset()
+        await self.wait_idle()
+
+    async def reg_read(self, offset: int, size: int = 4) -> int:
+        if size == 8:
+            lo = await self.reg_read(offset, 4)
+            hi = await self.reg_read(offset + 4, 4)
+            return lo | hi << 32
+        data = await self.lite.read(offset, size)
+        return int.from_bytes(data.data, "little")
+
+    async def reg_write(self, offset: int, value: int, size: int = 4, strobe: int | None = None) -> None:
+        if size == 8 and strobe in (None, 0xFF):
+            await self.reg_write(offset, value & 0xFFFFFFFF, 4)
+            await self.reg_write(offset + 4, value >> 32, 4)
+            return
+        full = (1 << size) - 1
+        strobe = full if strobe is None else strobe & full
+        raw = (value & ((1 << 8 * size) - 1)).to_bytes(size, "little")
+        # AXI4-Lite carries a contiguous run of strobes per cocotbext write
+        i = 0
+        while i < size:
+            if not strobe >> i & 1:
+                i += 1
+                continue
+            j = i
+            while j < size and strobe >> j & 1:
+                j += 1
+            await self.lite.write(offset + i, raw[i:j])
+            i = j
+
+    async def mem_read(self, addr: int, size: int) -> tuple[str, int]:
+        r = await self.axi.read(addr, size)
+        resp = "okay" if r.resp == AxiResp.OKAY else "decerr"
+        return resp, int.from_bytes(r.data, "little")
+
+    async def mem_write(self, addr: int, data: bytes) -> str:
+        r = await self.axi.write(addr, data)
+        return "okay" if r.resp == AxiResp.OKAY else "decerr"
+
+    async def wait_idle(self, limit: int = 2_000_000) -> None:
+        for _ in range(limit):
+            await RisingEdge(self.dut.clock)
+            if val(self.dut.idle):
+                return
+        raise TimeoutError("engines did not go idle")
+
+    async def settle(self) -> None:
+        await ClockCycles(self.dut.clock, 2)
+        await self.wait_idle()
+        await ClockCycles(self.dut.clock, 2)
+
+    async def tick(self, n: int = 1) -> None:
+        # driven at falling edges: exactly one rising edge sees each pulse on every simulator
+        for _ in range(n):
+            await FallingEdge(self.dut.clock)
+            self.dut.dbg_tick.value = 1
+            await FallingEdge(self.dut.clock)
+            self.dut.dbg_tick.value = 0
+        await ClockCycles(self.dut.clock, 2)
+
+    async def race(
+        self, reg_writes: Sequence[tuple[int, int]], mem_writes: Sequence[tuple[int, bytes]], schedule: int = 0
+    ) -> list[str]:
+        """Launch a command (its register writes) while memory writes are in flight. Each write
+        starts after a random delay (seeded by schedule) spread across the launch, so some are
+        accepted before the command starts, some during its steps and some after it."""
+        rng = random.Random(schedule * 7919 + len(mem_writes))
+        span = 12 * len(reg_writes) + 40
+        delays = [rng.randrange(span) for _ in mem_writes]
+
+        async def one(i: int, addr: int, data: bytes) -> str:
+            await ClockCycles(self.dut.clock, delays[i] + 1)
+            return await self.mem_write(addr, data)
+
+        tasks = [cocotb.start_soon(one(i, a, d)) for i, (a, d) in enumerate(mem_writes)]
+        for off, v in reg_writes:
+            await self.reg_write(off, v)
+        return [await t for t in tasks]
+
+    # ------------------------------------------------------------- helpers
+    async def command(
+        self, op: int, *args: int, clear: bool = False, decay: bool = False, rsvd: int = 0, wait: bool = True
+    ) -> tuple[int, int, int]:
+        for i, a in enumerate(args):
+            await self.reg_write(OFF[f"CMD_ARG{i}_LO"], a & 0xFFFFFFFF)
+            await self.reg_write(OFF[f"CMD_ARG{i}_HI"], a >> 32 & 0xFFFFFFFF)
+        f = R["CMD_OP"]
+        v = f.field("OP").put(op) | f.field("CLEAR").put(int(clear)) | f.field("DECAY").put(int(decay)) | rsvd << 10
+        await self.reg_write(OFF["CMD_OP"], v)
+        if not wait:
+            return -1, 0, 0
+        while True:
+            st = await self.reg_read(OFF["CMD_STATUS"])
+            if not st & 1:
+                break
+        code = R["CMD_STATUS"].field("CODE").get(st)
+        r0 = await self.reg_read(OFF["CMD_RESULT0_LO"], 8)
+        r1 = await self.reg_read(OFF["CMD_RESULT1_LO"], 8)
+        return code, r0, r1
+
+    async def result(self, nbytes: int) -> bytes:
+        out = bytearray()
+        for off in range(0, (nbytes + 3) // 4 * 4, 4):
+            out += (await self.reg_read(regs.RESULT + off)).to_bytes(4, "little")
+        return bytes(out[:nbytes])
+
+
+class Scoreboard:
+    """Drives the register port of the bench and the model in lock step and compares."""
+
+    def __init__(self, bench: Bench) -> None:
+        self.b = bench
+        self.m = bench.model
+
+    async def reg_read(self, offset: int, size: int = 4) -> int:
+        got = await self.b.reg_read(offset, size)
+        want = self.m.reg_read(offset, size)
+        assert got == want, f"reg_read {offset:#x}/{size}: rtl {got:#x} model {want:#x}"
+        return got
+
+    async def reg_write(self, offset: int, value: int, size: int = 4, strobe: int | None = None) -> None:
+        await self.b.reg_write(offset, value, size, strobe)
+        self.m.reg_write(offset, value, size, strobe)
+
+    async def command(
+        self,
+        op: int,
+        *args: int,
+        clear: bool = False,
+        decay: bool = False,
+        rsvd: int = 0,
+        result_bytes: int = 0,
+        quiesce: bool = True,
+    ) -> tuple[int, int, int]:
+        """Run one command on both. With quiesce, the scrub engines of both first run dry, so
+        the result does not depend on how far a background scrub got; the model then runs
+        only the command's steps."""
+        if quiesce:
+            await self.b.wait_idle()
+            self.m.settle()
+        code, r0, r1 = await self.b.command(op, *args, clear=clear, decay=decay, rsvd=rsvd)
+        for i, a in enumerate(args):
+            self.m.reg_write(OFF[f"CMD_ARG{i}_LO"], a & 0xFFFFFFFF)
+            self.m.reg_write(OFF[f"CMD_ARG{i}_HI"], a >> 32 & 0xFFFFFFFF)
+        f = R["CMD_OP"]
+        self.m.reg_write(
+            OFF["CMD_OP"],
+            f.field("OP").put(op) | f.field("CLEAR").put(int(clear)) | f.field("DECAY").put(int(decay)) | rsvd << 10,
+        )
+        self.run_model_command()
+        st = self.m.reg_read(OFF["CMD_STATUS"])
+        mcode = R["CMD_STATUS"].field("CODE").get(st)
+        m0 = self.m.reg_read(OFF["CMD_RESULT0_LO"]) | self.m.reg_read(OFF["CMD_RESULT0_HI"]) << 32
+        m1 = self.m.reg_read(OFF["CMD_RESULT1_LO"]) | self.m.reg_read(OFF["CMD_RESULT1_HI"]) << 32
+        name = regs.Op(op).name if op in regs.Op._value2member_map_ else f"op{op:#x}"
+        assert (code, r0, r1) == (mcode, m0, m1), (
+            f"{name}{args}: rtl code {code} r0 {r0:#x} r1 {r1:#x}; model code {mcode} r0 {m0:#x} r1 {m1:#x}"
+        )
+        cover(f"cmd:{name}:{regs.Status(code).name}")
+        if result_bytes:
+            got = await self.b.result(result_bytes)
+            want = bytes(self.m.result[:result_bytes])
+            assert got == want, f"{name}{args}: RESULT differs: rtl {got.hex()} model {want.hex()}"
+        return code, r0, r1
+
+    def run_model_command(self) -> None:
+        """Step the model's command engine only (its scrub engine keeps its progress)."""
+        m: Any = self.m
+        while m._cmd is not None:
+            try:
+                next(m._cmd)
+            except StopIteration as stop:
+                m._complete(stop.value)
+
+    async def settle(self) -> None:
+        await self.b.settle()
+        self.m.settle()
+
+    async def tick(self, n: int = 1) -> None:
+        await self.b.tick(n)
+        self.m.tick(n)
+
+    async def compare_registers(self) -> None:
+        for name, r in R.items():
+            if name in ("EVQ_POP",):
+                continue
+            await self.reg_read(r.offset)
+
+    async def compare_events(self, drain: bool = True) -> None:
+        while True:
+            n = await self.reg_read(OFF["EVQ_COUNT"])
+            for name in ("EVT_HEAD0", "EVT_HEAD1", "EVT_ARG_LO", "EVT_ARG_HI"):
+                await self.reg_read(OFF[name])
+            if n:
+                head = self.m.events.head()
+                assert head is not None
+                cover(f"event:{head.type.name}")
+            if not drain or n == 0:
+                return
+            await self.reg_write(OFF["EVQ_POP"], 1)
+
+    async def compare_tables(self) -> None:
+        """Every table, through commands: bitmaps and hotness (no clear), every BAT entry, every
+        slot and chunk."""
+        cfg = self.m.cfg
+        step = min(cfg.pages, 4096)
+        for start in range(0, cfg.pages, step):
+            n = min(step, cfg.pages - start)
+            await self.command(OP.HARVEST_DIRTY, start, n, result_bytes=n // 8)
+            await self.command(OP.HARVEST_ACCESSED, start, n, result_bytes=n // 8)
+            await self.command(OP.HARVEST_HOTNESS, start, n, result_bytes=n)
+        for page in range(cfg.pages):
+            await self.command(OP.BAT_GET, page)
+        for s in range(cfg.slots):
+            await self.command(OP.SLOT_QUERY, s, result_bytes=512)
+        for c in range(cfg.chunks):
+            await self.command(OP.CHUNK_QUERY, c)
+        await self.command(OP.CHUNK_LIST, 0, 0, result_bytes=(cfg.chunks + 7) // 8)
+
+
+def finish(bench: Bench, name: str) -> None:
+    bench.check_clean()
+    dump_coverage(name)
+
+
+Hook = Callable[[], Any]
