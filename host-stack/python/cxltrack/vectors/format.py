@@ -13,6 +13,11 @@ from typing import Any
 from cxltrack.regs import Event, Op, Status
 
 RESPS = ("okay", "decerr")
+# Capabilities a case may require of an implementation (docs/vectors.md).
+REQUIREMENTS = {
+    "sized_reads": "the control port carries the size of a read (sub-word, 64-bit and unaligned register "
+    "reads reach the device as issued); a 32-bit AXI4-Lite port or a CPU path that splits them does not",
+}
 RACE_KINDS = ("harvest", "discard", "merge")
 CHECK_KINDS = ("harvest_union",)
 
@@ -38,6 +43,11 @@ class Case:
     source: str
     line: int
     ops: list[VOp] = field(default_factory=list)
+    requires: list[str] = field(default_factory=list)
+
+    def missing(self, has: set[str]) -> list[str]:
+        """The requirements of this case that an implementation with capabilities `has` lacks."""
+        return [r for r in self.requires if r not in has]
 
 
 _INT = "int"
@@ -234,9 +244,20 @@ def parse_lines(lines: list[str], source: str) -> list[Case]:
             raise VectorFormatError(f"{source}:{n}: a line must be a JSON object")
         if "case" in obj:
             hdr = _check_fields(
-                obj, {"case": ("str", True), "config": ("str", True), "covers": ("strlist", True)}, source, n
+                obj,
+                {
+                    "case": ("str", True),
+                    "config": ("str", True),
+                    "covers": ("strlist", True),
+                    "requires": ("strlist", False),
+                },
+                source,
+                n,
             )
-            cases.append(Case(hdr["case"], hdr["config"], hdr["covers"], source, n))
+            for req in hdr.get("requires", []):
+                if req not in REQUIREMENTS:
+                    raise _fail(source, n, "requires", f"unknown requirement {req!r} (known: {sorted(REQUIREMENTS)})")
+            cases.append(Case(hdr["case"], hdr["config"], hdr["covers"], source, n, requires=hdr.get("requires", [])))
             continue
         if "op" not in obj:
             raise _fail(source, n, "op", "missing (a line is a case header or an operation)")

@@ -40,8 +40,9 @@ _ERR = regs.REGISTERS["ERR_STATUS"]
 class Recorder:
     """Runs operations on the model and records them with the model's answers."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, requires: list[str] | None = None) -> None:
         self.name = name
+        self.requires = requires or []
         self.cfg = named(CONFIG)
         self.target = ModelTarget(self.cfg)
         self.dev: Device = self.target.dev
@@ -193,7 +194,9 @@ class Recorder:
         )
 
     def lines(self) -> list[str]:
-        head = {"case": self.name, "config": CONFIG, "covers": sorted(self.covers)}
+        head: dict[str, Any] = {"case": self.name, "config": CONFIG, "covers": sorted(self.covers)}
+        if self.requires:
+            head["requires"] = self.requires
         return [json.dumps(head)] + [json.dumps(op) for op in self.ops]
 
 
@@ -213,6 +216,7 @@ def case_reset_values() -> Recorder:
 
 
 def case_illegal_access() -> Recorder:
+    """Illegal accesses every control port can express (docs/spec.md 4.2)."""
     r = Recorder("illegal_access")
     r.reg_write(regs.INT_ENABLE, 0x7)
     r.reg_read(0x800)  # reserved register
@@ -221,11 +225,8 @@ def case_illegal_access() -> Recorder:
     r.reg_write(regs.ID, 1)  # read-only
     r.reg_read(regs.EVQ_POP)  # write-only
     r.reg_write(regs.CTRL, 0, size=1)  # byte write to a register
-    r.reg_read(regs.CTRL + 1, size=1)
     r.reg_write(regs.CTRL, 0, size=4, strobe=0x3)  # partial strobe
-    r.reg_read(regs.VERSION, size=8)
     r.reg_write(regs.RESULT, 1)  # RESULT is read-only
-    r.reg_read(regs.RESULT + 2, size=4)  # unaligned
     r.reg_write(0x3000, 5)  # reserved window space
     r.reg_read(regs.SLOT + 7 * regs.SLOT_STRIDE)  # slot >= NUM_SLOTS (4)
     r.reg_write(regs.SLOT, 0x55, size=1)  # slot 0 is FREE
@@ -246,6 +247,25 @@ def case_illegal_access() -> Recorder:
     r.events()
     r.reg_write(regs.CTRL, 0xFFFFFFFF)  # reserved bits ignored
     r.reg_read(regs.CTRL)
+    return r
+
+
+def case_illegal_reads_sized() -> Recorder:
+    """Sub-word, 64-bit and unaligned register reads: BAD_WIDTH where the port
+    carries the size of a read (requirement sized_reads)."""
+    r = Recorder("illegal_reads_sized", requires=["sized_reads"])
+    r.reg_read(regs.CTRL + 1, size=1)
+    r.reg_read(regs.ERR_STATUS)
+    r.reg_read(regs.ERR_ADDR)
+    r.reg_write(regs.ERR_STATUS, 0xFFFFFFFF)
+    r.reg_read(regs.VERSION, size=8)
+    r.reg_read(regs.ERR_ADDR)
+    r.reg_write(regs.ERR_STATUS, 0xFFFFFFFF)
+    r.reg_read(regs.RESULT + 2, size=4)  # unaligned
+    r.reg_read(regs.CTRL, size=2)
+    r.reg_read(regs.ERR_STATUS)
+    r.reg_read(regs.ERR_COUNT)
+    r.events()
     return r
 
 
@@ -615,7 +635,7 @@ def case_random(rng: random.Random, n: int) -> Recorder:
 def build(seed: int = SEED) -> dict[str, list[Recorder]]:
     rng = random.Random(seed)
     return {
-        "10-registers": [case_reset_values(), case_illegal_access(), case_interrupt()],
+        "10-registers": [case_reset_values(), case_illegal_access(), case_illegal_reads_sized(), case_interrupt()],
         "20-commands": [case_cmd_errors(), case_harvest(rng), case_bat(rng), case_decerr()],
         "30-slots-chunks": [case_slots(rng), case_chunks(rng), case_event_overflow()],
         "40-races": [case_race_harvest(rng, i) for i in range(3)]
