@@ -122,6 +122,20 @@ static void send_page(uint8_t *dest, volatile uint8_t *src, uint64_t page, uint6
 		*(uint64_t *)(dest + page * ps + i) = *(volatile uint64_t *)(src + page * ps + i);
 }
 
+/* One pre-copy round: harvest (with clear) and send the dirty pages; returns how many. */
+static int send_dirty(struct cxltrack *t, uint64_t first, uint64_t n, uint8_t *bitmap, uint8_t *dest,
+		      volatile uint8_t *src, uint64_t ps, uint64_t *nr)
+{
+	int ret = harvest_dirty(t, first, n, bitmap, nr);
+
+	if (ret < 0)
+		return ret;
+	for (uint64_t p = 0; p < n; p++)
+		if (bitmap[p / 8] >> (p % 8) & 1)
+			send_page(dest, src, p, ps);
+	return 0;
+}
+
 static int precopy(struct cxltrack *t, struct cxltrack_dax *d, const struct opts *o, FILE *js)
 {
 	uint64_t ps = 1ULL << t->info.page_shift;
@@ -160,12 +174,9 @@ static int precopy(struct cxltrack *t, struct cxltrack_dax *d, const struct opts
 	sent += n;
 	per_round[rounds++] = n;
 	while (rounds < o->rounds) {
-		ret = harvest_dirty(t, first, n, bitmap, &nr);
+		ret = send_dirty(t, first, n, bitmap, dest, d->map, ps, &nr);
 		if (ret < 0)
 			goto out;
-		for (uint64_t p = 0; p < n; p++)
-			if (bitmap[p / 8] >> (p % 8) & 1)
-				send_page(dest, d->map, p, ps);
 		sent += nr;
 		per_round[rounds++] = nr;
 		if (nr < n / 100)
@@ -176,12 +187,9 @@ static int precopy(struct cxltrack *t, struct cxltrack_dax *d, const struct opts
 	while (!atomic_load(&w.parked))
 		;
 	flush_range(d->map, n * ps);
-	ret = harvest_dirty(t, first, n, bitmap, &nr);
+	ret = send_dirty(t, first, n, bitmap, dest, d->map, ps, &nr);
 	if (ret < 0)
 		goto out;
-	for (uint64_t p = 0; p < n; p++)
-		if (bitmap[p / 8] >> (p % 8) & 1)
-			send_page(dest, d->map, p, ps);
 	sent += nr;
 	per_round[rounds++] = nr;
 	for (uint64_t p = 0; p < n; p++)

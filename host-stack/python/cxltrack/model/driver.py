@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cxltrack import regs
+from cxltrack.cmdregs import launch_writes
 from cxltrack.regs import Op, Status
 
 from .device import Device
@@ -40,17 +41,8 @@ class ModelDriver:
         decay: bool = False,
         rsvd: int = 0,
     ) -> None:
-        d = self.dev
-        for i, a in enumerate((arg0, arg1, arg2)):
-            d.reg_write(regs.CMD_ARG0_LO + 8 * i, a & 0xFFFFFFFF)
-            d.reg_write(regs.CMD_ARG0_HI + 8 * i, a >> 32 & 0xFFFFFFFF)
-        d.reg_write(
-            regs.CMD_OP,
-            _OP.field("OP").put(int(op))
-            | _OP.field("CLEAR").put(int(clear))
-            | _OP.field("DECAY").put(int(decay))
-            | _OP.field("RSVD").put(rsvd),
-        )
+        for offset, value in launch_writes(op, (arg0, arg1, arg2), clear=clear, decay=decay, rsvd=rsvd):
+            self.dev.reg_write(offset, value)
 
     def result(self) -> CmdResult:
         d = self.dev

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from cxltrack import regs
+from cxltrack.cmdregs import launch_writes
 from cxltrack.config import DeviceConfig
 from cxltrack.model.device import Device, WriteToken
 from cxltrack.regs import Event, Op, Status
@@ -57,19 +58,14 @@ class Target(Protocol):
 
 def cmd_writes(spec: dict[str, Any]) -> list[tuple[int, int]]:
     """Register writes that launch the command described by a vector's cmd fields."""
-    args = list(spec.get("args", [])) + [0] * (3 - len(spec.get("args", [])))
-    out = []
-    for i, a in enumerate(args):
-        out.append((regs.CMD_ARG0_LO + 8 * i, a & 0xFFFFFFFF))
-        out.append((regs.CMD_ARG0_HI + 8 * i, a >> 32 & 0xFFFFFFFF))
-    value = (
-        _OP.field("OP").put(spec["name"] if isinstance(spec["name"], int) else int(Op[spec["name"]]))
-        | _OP.field("CLEAR").put(int(spec.get("clear", False)))
-        | _OP.field("DECAY").put(int(spec.get("decay", False)))
-        | _OP.field("RSVD").put(spec.get("rsvd", 0))
+    name = spec["name"]
+    return launch_writes(
+        name if isinstance(name, int) else Op[name],
+        spec.get("args", []),
+        clear=spec.get("clear", False),
+        decay=spec.get("decay", False),
+        rsvd=spec.get("rsvd", 0),
     )
-    out.append((regs.CMD_OP, value))
-    return out
 
 
 class Replayer:
