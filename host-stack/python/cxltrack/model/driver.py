@@ -12,7 +12,6 @@ from cxltrack.regs import Op, Status
 
 from .device import Device
 
-_OP = regs.REGISTERS["CMD_OP"]
 _ST = regs.REGISTERS["CMD_STATUS"]
 
 

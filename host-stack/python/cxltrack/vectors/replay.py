@@ -22,7 +22,6 @@ from cxltrack.regs import Event, Op, Status
 
 from .format import Case, VOp
 
-_OP = regs.REGISTERS["CMD_OP"]
 _ST = regs.REGISTERS["CMD_STATUS"]
 _H0 = regs.REGISTERS["EVT_HEAD0"]
 POLL_LIMIT = 100_000
