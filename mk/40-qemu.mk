@@ -33,3 +33,14 @@ test-qemu-asan: ## the QEMU suite on an ASan+UBSan build (slow cold build; not i
 	@CXLTRACK_QEMU=$$($(QEMU_BUILD) --asan) && export CXLTRACK_QEMU && \
 		export ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 && \
 		$(call PYTEST,qemu-asan) $(TOP)/qemu-cxl-model/tests
+
+# QEMU's own checkpatch.pl (from the pristine trixie tree build-qemu unpacks)
+# over every patch of the series.
+qemu-checkpatch: ## scripts/checkpatch.pl of QEMU 10.0 over qemu-cxl-model/patches/*.patch
+	@$(QEMU_BUILD) >/dev/null
+	@ver=$$(sed -n 's/^QEMU_SRC_VERSION="1:\(.*\)"$$/\1/p' $(QEMU_BUILD)); \
+	cp="$(CACHE)/qemu-src/$$ver/tree/scripts/checkpatch.pl"; \
+	test -f "$$cp" || { echo "qemu-checkpatch: $$cp missing"; exit 1; }; \
+	for p in $(TOP)/qemu-cxl-model/patches/*.patch; do \
+		perl "$$cp" -q "$$p" || { echo "qemu-checkpatch: $$(basename $$p) is not clean"; exit 1; }; \
+	done; echo "qemu-checkpatch: every patch clean"
