@@ -5,6 +5,7 @@ does: write the arguments, launch, run to completion, read the results."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from cxltrack import regs
 from cxltrack.cmdregs import launch_writes
@@ -20,9 +21,6 @@ class CmdResult:
     code: Status
     result0: int
     result1: int
-
-    def window(self, dev: Device, length: int) -> bytes:
-        return bytes(dev.result[:length])
 
 
 class ModelDriver:
@@ -52,22 +50,16 @@ class ModelDriver:
         r1 = d.reg_read(regs.CMD_RESULT1_LO) | d.reg_read(regs.CMD_RESULT1_HI) << 32
         return CmdResult(Status(_ST.field("CODE").get(status)), r0, r1)
 
-    def cmd(
-        self,
-        op: Op | int,
-        arg0: int = 0,
-        arg1: int = 0,
-        arg2: int = 0,
-        *,
-        clear: bool = False,
-        decay: bool = False,
-        rsvd: int = 0,
-    ) -> CmdResult:
-        """Launch and run the command to completion (the scrub engine may keep running)."""
-        self.launch(op, arg0, arg1, arg2, clear=clear, decay=decay, rsvd=rsvd)
+    def finish(self) -> CmdResult:
+        """Run the launched command to completion (the scrub engine may keep running)."""
         while self.dev.busy:
             self.dev.step()
         return self.result()
+
+    def cmd(self, op: Op | int, *args: int, **flags: Any) -> CmdResult:
+        """launch() and finish(); flags as for launch()."""
+        self.launch(op, *args, **flags)
+        return self.finish()
 
     def harvest(self, op: Op, start: int, count: int, clear: bool = True) -> set[int]:
         """Pages whose bit is set, as a set of page numbers."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from cxltrack import regs
 from cxltrack.config import named
-from cxltrack.model.device import Device
+from cxltrack.model import Device, ModelDriver
 from cxltrack.regs import Event, Op, Status
 
 from .format import RACE_KINDS
@@ -33,7 +33,6 @@ NOT_IN_CORPUS = {
     "err:CMD_OVERRUN": "needs a command to be busy at a register write: timing of the implementation "
     "(QEMU completes commands synchronously); covered by model and RTL tests",
 }
-_ST = regs.REGISTERS["CMD_STATUS"]
 _ERR = regs.REGISTERS["ERR_STATUS"]
 
 
@@ -106,15 +105,8 @@ class Recorder:
     def _run_cmd(self, spec: dict[str, Any]) -> dict[str, Any]:
         for off, val in cmd_writes(spec):
             self.dev.reg_write(off, val)
-        while self.dev.busy:
-            self.dev.step()
-        st = self.dev.regs["CMD_STATUS"]
-        r = self.dev.regs
-        return {
-            "code": Status(_ST.field("CODE").get(st)).name,
-            "result0": r["CMD_RESULT0_LO"] | r["CMD_RESULT0_HI"] << 32,
-            "result1": r["CMD_RESULT1_LO"] | r["CMD_RESULT1_HI"] << 32,
-        }
+        res = ModelDriver(self.dev).finish()
+        return {"code": res.code.name, "result0": res.result0, "result1": res.result1}
 
     def cmd(
         self,
