@@ -34,9 +34,6 @@ int cxlt_do_chunk(struct cxlt_dev *cd, struct cxlt_file *f,
 	cxlt_leave(cd);
 	if (ret)
 		return ret;
-	ret = cxlt_status_errno(res.code);
-	if (ret)
-		return ret;
 	if (c->op == CXLT_CHUNK_QUERY) {
 		u64 state = (res.r0 & CXLT_LAYOUT_CHUNK_QUERY_RESULT0_STATE_MASK) >>
 			    CXLT_LAYOUT_CHUNK_QUERY_RESULT0_STATE_SHIFT;
@@ -79,8 +76,6 @@ int cxlt_do_chunk_list(struct cxlt_dev *cd, struct cxlt_file *f, u32 owner,
 	if (ret)
 		return ret;
 	ret = cxlt_cmd(cd, CXLT_OP_CHUNK_LIST, 0, 0, owner, 0, &res);
-	if (!ret)
-		ret = cxlt_status_errno(res.code);
 	if (!ret)
 		cxlt_read_window(cd, bitmap, len);
 	cxlt_leave(cd);

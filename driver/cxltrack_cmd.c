@@ -53,7 +53,7 @@ void cxlt_leave(struct cxlt_dev *cd)
 	up_read(&cd->life);
 }
 
-int cxlt_status_errno(u8 code)
+static int cxlt_status_errno(u8 code)
 {
 	switch (code) {
 	case CXLT_STATUS_OK:
@@ -113,9 +113,10 @@ static long cxlt_wait_idle(struct cxlt_dev *cd)
  * @a2: CMD_ARG2
  * @res: completion code and results
  *
- * Return: 0 when the device completed the command (whatever its status
- * code, see @res->code), -EIO if it did not complete in time or its
- * sequence number did not advance by one.
+ * Return: 0 when the device completed the command with status OK; the
+ * errno of cxlt_status_errno() for any other status (@res is filled in
+ * either case); -EIO if it did not complete in time or its sequence number
+ * did not advance by one.
  */
 int cxlt_cmd(struct cxlt_dev *cd, u8 op, u32 opflags, u64 a0, u64 a1, u64 a2,
 	     struct cxlt_cmd_res *res)
@@ -160,7 +161,7 @@ int cxlt_cmd(struct cxlt_dev *cd, u8 op, u32 opflags, u64 a0, u64 a1, u64 a2,
 	res->r1 = cxlt_rd64(cd, CXLT_CMD_RESULT1_LO);
 	if (res->code != CXLT_STATUS_OK)
 		atomic64_inc(&cd->cnt.cmd_errors);
-	return 0;
+	return cxlt_status_errno(res->code);
 
 timeout:
 	atomic64_inc(&cd->cnt.cmd_timeouts);

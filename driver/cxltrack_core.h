@@ -138,7 +138,6 @@ int cxlt_enter(struct cxlt_dev *cd, struct cxlt_file *f);
 void cxlt_leave(struct cxlt_dev *cd);
 int cxlt_cmd(struct cxlt_dev *cd, u8 op, u32 opflags, u64 a0, u64 a1, u64 a2,
 	     struct cxlt_cmd_res *res);
-int cxlt_status_errno(u8 code);
 void cxlt_read_window(struct cxlt_dev *cd, void *dst, size_t len);
 int cxlt_raw(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_raw *r);
 void cxlt_raw_release(struct cxlt_dev *cd, struct cxlt_file *f);

@@ -36,9 +36,6 @@ static int cxlt_slot_query_locked(struct cxlt_dev *cd, u32 slot, u32 *state,
 	ret = cxlt_cmd(cd, CXLT_OP_SLOT_QUERY, 0, slot, 0, 0, &res);
 	if (ret)
 		return ret;
-	ret = cxlt_status_errno(res.code);
-	if (ret)
-		return ret;
 	*state = (res.r0 & CXLT_LAYOUT_SLOT_QUERY_RESULT0_STATE_MASK) >>
 		 CXLT_LAYOUT_SLOT_QUERY_RESULT0_STATE_SHIFT;
 	*full = !!(res.r0 & CXLT_LAYOUT_SLOT_QUERY_RESULT0_FULL_MASK);
@@ -66,8 +63,6 @@ int cxlt_do_slot_alloc(struct cxlt_dev *cd, struct cxlt_file *f, u64 tag,
 	if (ret)
 		return ret;
 	ret = cxlt_cmd(cd, CXLT_OP_SLOT_ALLOC, 0, tag, 0, 0, &res);
-	if (!ret)
-		ret = cxlt_status_errno(res.code);
 	if (!ret && res.r0 >= cd->caps.num_slots) {
 		dev_err_ratelimited(&cd->dev, "SLOT_ALLOC returned slot %llu\n", res.r0);
 		ret = -EIO;
@@ -156,8 +151,6 @@ int cxlt_do_slot_merge(struct cxlt_dev *cd, struct cxlt_file *f, u32 slot,
 	if (ret)
 		goto out;
 	ret = cxlt_cmd(cd, CXLT_OP_SLOT_MERGE, 0, slot, page, 0, &res);
-	if (!ret)
-		ret = cxlt_status_errno(res.code);
 	if (!ret) {
 		cd->slot_owner[slot] = NULL;
 		if (res.r0 > CXLT_SLOT_BYTES) {
@@ -187,8 +180,6 @@ int cxlt_do_slot_release(struct cxlt_dev *cd, struct cxlt_file *f, u32 slot)
 	if (ret)
 		goto out;
 	ret = cxlt_cmd(cd, CXLT_OP_SLOT_RELEASE, 0, slot, 0, 0, &res);
-	if (!ret)
-		ret = cxlt_status_errno(res.code);
 	if (!ret)
 		cd->slot_owner[slot] = NULL;
 out:
@@ -241,6 +232,7 @@ void cxlt_slots_release_file(struct cxlt_dev *cd, struct cxlt_file *f)
 {
 	struct cxlt_cmd_res res;
 	bool hw;
+	int ret;
 	u32 i;
 
 	down_read(&cd->life);
@@ -252,8 +244,9 @@ void cxlt_slots_release_file(struct cxlt_dev *cd, struct cxlt_file *f)
 		cd->slot_owner[i] = NULL;
 		if (!hw)
 			continue;
-		if (cxlt_cmd(cd, CXLT_OP_SLOT_RELEASE, 0, i, 0, 0, &res) ||
-		    (res.code != CXLT_STATUS_OK && res.code != CXLT_STATUS_STATE))
+		/* -ENOENT: status STATE, the slot was already free. */
+		ret = cxlt_cmd(cd, CXLT_OP_SLOT_RELEASE, 0, i, 0, 0, &res);
+		if (ret && ret != -ENOENT)
 			dev_warn(&cd->dev, "could not release slot %u of a closed file\n", i);
 	}
 	mutex_unlock(&cd->cmd_lock);

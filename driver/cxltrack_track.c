@@ -99,8 +99,6 @@ int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f, u32 kind,
 			break;
 		ret = cxlt_cmd(cd, op, opflags, start + done, n, 0, &res);
 		if (!ret)
-			ret = cxlt_status_errno(res.code);
-		if (!ret)
 			cxlt_read_window(cd, bounce, len);
 		cxlt_leave(cd);
 		if (ret)
@@ -171,9 +169,6 @@ int cxlt_do_bat(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_bat *b,
 		       b->op == CXLT_BAT_SET ? b->block : 0,
 		       b->op == CXLT_BAT_SET ? b->disk : 0, &res);
 	cxlt_leave(cd);
-	if (ret)
-		return ret;
-	ret = cxlt_status_errno(res.code);
 	if (ret)
 		return ret;
 	if (b->op == CXLT_BAT_GET || b->op == CXLT_BAT_DISCARD) {
