@@ -18,7 +18,8 @@ import chisel3.util._
  * command reads the valid bit, and requests (set/increment) after a harvest clear. See docs/rtl-notes.md.
  */
 object St extends ChiselEnum {
-  val sInit, sIdle, sCheck, sHarvest, sBatRd, sMergeRd, sMergeWait, sMergeWr, sMergeDrain, sQueryRd, sQueryWait, sList =
+  val sInit, sIdle, sCheck, sHarvest, sBatRd, sBatWait, sMergeRd, sMergeWait, sMergeWr, sMergeDrain, sQueryRd,
+      sQueryWait, sList =
     Value
 }
 
@@ -34,16 +35,15 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   val dbg_time_en = IO(Input(Bool()))
   val dbg_tick    = IO(Input(Bool()))
 
-  val W                                   = p.words
-  val S                                   = p.slots
-  val C                                   = p.chunks
-  val wordBits                            = log2Ceil(W) max 1
-  def wordOf(pg: UInt): UInt              = if (W == 1) 0.U(wordBits.W) else pg(p.pageBits - 1, 6)
-  def bitOf(pg: UInt): UInt               = pg(5, 0)
-  def pageOf(a: UInt): UInt               = (a >> p.pageShift)(p.pageBits - 1, 0)
-  def oh(v: Bool, pg: UInt, w: Int): UInt = Mux(v && wordOf(pg) === w.U, UIntToOH(bitOf(pg), 64), 0.U(64.W))
-  def sat32(x: UInt): UInt                = Mux(x(32), "hffffffff".U(32.W), x(31, 0))
-  def fit(x: UInt, w: Int): UInt          = x.pad(w)(w - 1, 0)
+  val W                          = p.words
+  val S                          = p.slots
+  val C                          = p.chunks
+  val wordBits                   = log2Ceil(W) max 1
+  def wordOf(pg: UInt): UInt     = if (W == 1) 0.U(wordBits.W) else pg(p.pageBits - 1, 6)
+  def bitOf(pg: UInt): UInt      = pg(5, 0)
+  def pageOf(a: UInt): UInt      = (a >> p.pageShift)(p.pageBits - 1, 0)
+  def sat32(x: UInt): UInt       = Mux(x(32), "hffffffff".U(32.W), x(31, 0))
+  def fit(x: UInt, w: Int): UInt = x.pad(w)(w - 1, 0)
 
   // ------------------------------------------------------------------ registers
   val ctrl        = RegInit(Regs.CTRL.RESET.U(2.W))
@@ -75,14 +75,15 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
 
   // ------------------------------------------------------------------ events
   // push ports, in SEQ order within a cycle
-  val EV_INV   = 0 // 0..2: AW accept, external B, internal B
-  val EV_ERR   = 3
-  val EV_FULL  = 4
-  val EV_TO    = 5 // 5 .. 5+S-1: timeouts in slot order
-  val EV_MERGE = 5 + S
-  val EV_SCRUB = 6 + S
-  val evq      = Module(new EventQueue(p.evqDepthLog2, 7 + S))
-  for (k <- 0 until 7 + S) { evq.io.push(k).valid := false.B; evq.io.push(k).bits := 0.U.asTypeOf(new EventRec) }
+  val EV_INV   = 0 // 0..1: write accept, write end (external or internal)
+  val EV_ERR   = 2
+  val EV_FULL  = 3
+  val EV_TO    = 4 // 4 .. 4+S-1: timeouts in slot order
+  val EV_MERGE = 4 + S
+  val EV_SCRUB = 5 + S
+  val EV_PORTS = 6 + S
+  val evq      = Module(new EventQueue(p.evqDepthLog2, EV_PORTS))
+  for (k <- 0 until EV_PORTS) { evq.io.push(k).valid := false.B; evq.io.push(k).bits := 0.U.asTypeOf(new EventRec) }
   evq.io.pop := false.B
   def event(k: Int, v: Bool, typ: Int, index: UInt, arg: UInt): Unit = {
     evq.io.push(k).valid      := v
@@ -248,66 +249,64 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   statDecerr                := sat32(statDecerr +& (arFire && !arInRange).asUInt +& decWrAccept.asUInt)
 
   // ------------------------------------------------------------------ tables
-  val dirty    = RegInit(VecInit(Seq.fill(W)(0.U(64.W))))
-  val accessed = RegInit(VecInit(Seq.fill(W)(0.U(64.W))))
-  val batValid = RegInit(VecInit(Seq.fill(W)(0.U(64.W))))
-  val hot      = RegInit(VecInit(Seq.fill(W)(VecInit(Seq.fill(64)(0.U(p.hotBits.W))))))
-  val batMem   = SyncReadMem(p.pages.toInt, UInt((p.batDiskBits + p.batBlockBits).W))
-
-  // harvest step (command engine): old word out, clear/decay applied this cycle
-  val hvStep  = WireDefault(false.B)
-  val hvWord  = WireDefault(0.U(wordBits.W))
-  val hvKind  = WireDefault(0.U(2.W)) // Op low bits: 1 dirty, 2 accessed, 3 hotness
-  val hvClear = WireDefault(false.B)
-  val hvDecay = WireDefault(false.B)
-  val hvBits  = Mux(hvKind === 1.U, dirty(hvWord), accessed(hvWord))
-  val hvHot   = hot(hvWord)
-
-  val rdT = rdAccept && trackEn
-  val wrT = wrAccept && trackEn
-  val dT1 = extEnd && trackEn
-  val dT2 = intEnd && trackEn
-  for (w <- 0 until W) {
-    val hvHere = hvStep && hvWord === w.U
-    val dset   = oh(dT1, extEndPage, w) | oh(dT2, intEndPage, w)
-    dirty(w) := Mux(hvHere && hvKind === 1.U && hvClear, 0.U, dirty(w)) | dset
-    val aset = oh(rdT, rdPage, w) | oh(wrT, awPage, w)
-    accessed(w) := Mux(hvHere && hvKind === 2.U && hvClear, 0.U, accessed(w)) | aset
-    val rdHere = rdT && wordOf(rdPage) === w.U
-    val wrHere = wrT && wordOf(awPage) === w.U
-    val hvH    = hvHere && hvKind === 3.U
-    for (j <- 0 until 64) {
-      val c    = hot(w)(j)
-      val base = Mux(hvH && hvClear, 0.U, Mux(hvH && hvDecay, c >> 1, c))
-      val inc  = (rdHere && bitOf(rdPage) === j.U).asUInt +& (wrHere && bitOf(awPage) === j.U).asUInt
-      val sum  = base +& inc
-      hot(w)(j) := Mux(sum > p.hotMax.U, p.hotMax.U, sum)(p.hotBits - 1, 0)
-    }
+  // Every per-page table is a TrackTable (RAM banks + live-value table): a request enters in the cycle of its
+  // handshake and takes effect two cycles later, in port order within its cycle. The port order keeps v1's
+  // same-cycle order (docs/rtl-notes.md): a harvest step before the sets/increments of its cycle; write
+  // invalidations before a BAT command of the same cycle.
+  import TableOp._
+  val dirtyT = Module(new TrackTable(W, 1, 2))         // 0 harvest, 1 write end
+  val accT   = Module(new TrackTable(W, 1, 3))         // 0 harvest, 1 read accept, 2 write accept
+  val hotT   = Module(new TrackTable(W, p.hotBits, 3)) // 0 harvest, 1 read accept, 2 write accept
+  val batT   = Module(new TrackTable(W, 1, 3))         // 0 write accept, 1 write end, 2 BAT command
+  val batMem = SyncReadMem(p.pages.toInt, UInt((p.batDiskBits + p.batBlockBits).W))
+  def drive(t: TrackTable, port: Int, v: Bool, pg: UInt, op: UInt): Unit = {
+    t.io.req(port).valid     := v
+    t.io.req(port).bits.word := wordOf(pg)
+    t.io.req(port).bits.lane := bitOf(pg)
+    t.io.req(port).bits.op   := op
   }
 
-  // association: invalidated at write begin, external write end, internal write end
-  val inv                     = Seq((wrAccept, awPage), (extEnd, extEndPage), (intEnd, intEndPage))
-  def validAt(pg: UInt): Bool = batValid(wordOf(pg))(bitOf(pg))
-  val cleared = inv.indices.map { k =>
-    val (v, pg) = inv(k)
-    v && validAt(pg) && !(0 until k).map(j => inv(j)._1 && inv(j)._2 === pg).foldLeft(false.B)(_ || _)
-  }
-  for (k <- 0 until 3) event(EV_INV + k, cleared(k) && batEvtEn, Regs.Event.BAT_INVALIDATED, 0.U, inv(k)._2)
+  // harvest step (command engine): issued in the step's cycle, answered two cycles later on port 0
+  val hvStep = WireDefault(false.B)
+  val hvWord = WireDefault(0.U(wordBits.W))
+  val hvKind = WireDefault(0.U(2.W)) // Op low bits: 1 dirty, 2 accessed, 3 hotness
+  val hvOp   = WireDefault(READ.U(TableOp.Bits.W))
+  val hvPg   = Cat(hvWord, 0.U(6.W))
+  drive(dirtyT, 0, hvStep && hvKind === 1.U, hvPg, hvOp)
+  drive(accT, 0, hvStep && hvKind === 2.U, hvPg, hvOp)
+  drive(hotT, 0, hvStep && hvKind === 3.U, hvPg, hvOp)
+  val hvRespValid = dirtyT.io.resp(0).valid || accT.io.resp(0).valid || hotT.io.resp(0).valid
+  val hvBits      = Mux(dirtyT.io.resp(0).valid, dirtyT.io.resp(0).bits, accT.io.resp(0).bits)
+  val hvHot       = VecInit(Seq.tabulate(64)(j => hotT.io.resp(0).bits((j + 1) * p.hotBits - 1, j * p.hotBits)))
+
+  val rdT   = rdAccept && trackEn
+  val wrT   = wrAccept && trackEn
+  val wEnd  = extEnd || intEnd // one B per cycle on the memory side
+  val endPg = Mux(extEnd, extEndPage, intEndPage)
+  drive(dirtyT, 1, wEnd && trackEn, endPg, SET.U)
+  drive(accT, 1, rdT, rdPage, SET.U)
+  drive(accT, 2, wrT, awPage, SET.U)
+  drive(hotT, 1, rdT, rdPage, INC.U)
+  drive(hotT, 2, wrT, awPage, INC.U)
+
+  // association: invalidated at write begin and write end (internal writes included), whatever TRACK_EN says
+  drive(batT, 0, wrAccept, awPage, CLEAR.U)
+  drive(batT, 1, wEnd, endPg, CLEAR.U)
+  val batCmd  = WireDefault(false.B)
+  val batOp   = WireDefault(READ.U(TableOp.Bits.W))
+  val batPage = WireDefault(0.U(p.pageBits.W))
+  val batData = WireDefault(0.U((p.batDiskBits + p.batBlockBits).W))
+  drive(batT, 2, batCmd, batPage, batOp)
+  val batEvtEnAt                = ShiftRegister(batEvtEn, 2) // CTRL as it was in the request's cycle
+  def pageAt(r: TableReq): UInt = fit(Cat(r.word, r.lane), p.pageBits)
+  val cleared = (0 until 2).map(k => batT.io.resp(k).valid && batT.io.resp(k).bits(batT.io.done(k).lane))
+  for (k <- 0 until 2)
+    event(EV_INV + k, cleared(k) && batEvtEnAt, Regs.Event.BAT_INVALIDATED, 0.U, pageAt(batT.io.done(k)))
   statBatInv := sat32(statBatInv +& PopCount(cleared))
-  val BAT_NONE    = 0.U(3.W); val BAT_SET = 1.U(3.W); val BAT_CLR = 2.U(3.W); val BAT_TAKE = 3.U(3.W)
-  val BAT_GET     = 4.U(3.W)
-  val batCmd      = WireDefault(BAT_NONE)
-  val batPage     = WireDefault(0.U(p.pageBits.W))
-  val batData     = WireDefault(0.U((p.batDiskBits + p.batBlockBits).W))
-  val batValidCmd = validAt(batPage) && !inv.map { case (v, pg) => v && pg === batPage }.reduce(_ || _)
-  for (w <- 0 until W) {
-    val invm = inv.map { case (v, pg) => oh(v, pg, w) }.reduce(_ | _)
-    val clr  = oh(batCmd === BAT_CLR || batCmd === BAT_TAKE, batPage, w)
-    val set  = oh(batCmd === BAT_SET, batPage, w)
-    batValid(w) := (batValid(w) & ~invm & ~clr) | set
-  }
-  val batRd = batMem.read(batPage, batCmd === BAT_GET || batCmd === BAT_TAKE)
-  when(batCmd === BAT_SET)(batMem.write(batPage, batData))
+  val batValidNow = batT.io.resp(2).bits(batT.io.done(2).lane)
+  val batRd       = batMem.read(batPage, batCmd && batOp =/= SET.U)
+  when(batCmd && batOp === SET.U)(batMem.write(batPage, batData))
+  val tablesBusy = dirtyT.io.busy || accT.io.busy || hotT.io.busy || batT.io.busy
 
   // ------------------------------------------------------------------ slots
   val FREE        = Regs.SlotState.FREE.U(2.W)
@@ -377,7 +376,9 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   }
   val scEndPage = fit((chunkBase + scBDone) >> (p.pageShift - 12), p.pageBits)
   when(intEnd && intEndScrub)(scBDone := scBDone + 1.U)
-  val scFinish = scActive && scBDone === blocksPerChunk.U
+  // SCRUB_DONE follows the events of the chunk's last write end, which the tables emit two cycles after it
+  val scEndRecent = ShiftRegister(intEnd && intEndScrub, 1) || ShiftRegister(intEnd && intEndScrub, 2)
+  val scFinish    = scActive && scBDone === blocksPerChunk.U && !scEndRecent
   event(EV_SCRUB, scFinish, Regs.Event.SCRUB_DONE, scChunk, chOwner(scChunk))
   when(scFinish) {
     scActive         := false.B
@@ -396,31 +397,37 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   def maskSub(sub: UInt): Vec[Bool] = VecInit(Seq.tabulate(64)(b => (b / 8).U === sub))
 
   // ------------------------------------------------------------------ command engine
-  val st              = RegInit(St.sInit)
-  val initLine        = RegInit(0.U(7.W))
-  val cOp             = RegInit(0.U(8.W))
-  val cClear          = RegInit(false.B)
-  val cDecay          = RegInit(false.B)
-  val cRsvd           = RegInit(0.U(22.W))
-  val a0              = RegInit(0.U(64.W))
-  val a1              = RegInit(0.U(64.W))
-  val a2              = RegInit(0.U(64.W))
-  val hvCur           = RegInit(0.U((wordBits + 1).W))
-  val hvEnd           = RegInit(0.U((wordBits + 1).W))
-  val idx             = RegInit(0.U(10.W))
-  val total           = RegInit(0.U(16.W))
-  val batValidLatched = RegInit(false.B)
-  val mSlot           = RegInit(0.U(p.slotBits.W))
-  val mPage           = RegInit(0.U(p.pageBits.W))
-  val mLine           = RegInit(0.U(6.W))
-  val mValid          = RegInit(0.U(13.W))
-  val mData           = RegInit(0.U(512.W))
-  val mStrb           = RegInit(0.U(64.W))
-  val mAwDone         = RegInit(false.B)
-  val mWDone          = RegInit(false.B)
-  val mOut            = RegInit(0.U(8.W))
-  val qR0             = RegInit(0.U(64.W))
-  val qR1             = RegInit(0.U(64.W))
+  val st         = RegInit(St.sInit)
+  val initLine   = RegInit(0.U(7.W))
+  val cOp        = RegInit(0.U(8.W))
+  val cClear     = RegInit(false.B)
+  val cDecay     = RegInit(false.B)
+  val cRsvd      = RegInit(0.U(22.W))
+  val a0         = RegInit(0.U(64.W))
+  val a1         = RegInit(0.U(64.W))
+  val a2         = RegInit(0.U(64.W))
+  val hvCur      = RegInit(0.U((wordBits + 1).W))
+  val hvEnd      = RegInit(0.U((wordBits + 1).W))
+  val idx        = RegInit(0.U(10.W))
+  val total      = RegInit(0.U(16.W))
+  val hvN        = RegInit(0.U(10.W)) // words to harvest
+  val batPayload = RegInit(0.U((p.batDiskBits + p.batBlockBits).W))
+  val mSlot      = RegInit(0.U(p.slotBits.W))
+  val mPage      = RegInit(0.U(p.pageBits.W))
+  val mLine      = RegInit(0.U(6.W))
+  val mValid     = RegInit(0.U(13.W))
+  val mData      = RegInit(0.U(512.W))
+  val mStrb      = RegInit(0.U(64.W))
+  val mAwDone    = RegInit(false.B)
+  val mWDone     = RegInit(false.B)
+  val mOut       = RegInit(0.U(8.W))
+  val qR0        = RegInit(0.U(64.W))
+  val qR1        = RegInit(0.U(64.W))
+
+  // MERGE_DONE follows the events of the merge's last write end (the tables emit them two cycles after it)
+  val mgEnd       = intEnd && !intEndScrub
+  val mgEndRecent = ShiftRegister(mgEnd, 1) || ShiftRegister(mgEnd, 2)
+  val mergeDone   = st === St.sMergeDrain && mOut === 0.U && !mgEndRecent
 
   val launch    = WireDefault(false.B)
   val launchVal = WireDefault(0.U(32.W))
@@ -508,6 +515,7 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
         }.otherwise {
           hvCur := fit(a0 >> 6, wordBits + 1)
           hvEnd := fit((a0 + a1) >> 6, wordBits + 1)
+          hvN   := fit(a1 >> 6, 10)
           idx   := 0.U
           total := 0.U
           st    := St.sHarvest
@@ -516,7 +524,8 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
         when(page0Bad || (a1 >> p.batBlockBits) =/= 0.U || (a2 >> p.batDiskBits) =/= 0.U) {
           complete(ST.RANGE, 0.U, 0.U)
         }.otherwise {
-          batCmd  := BAT_SET
+          batCmd  := true.B
+          batOp   := SET.U
           batPage := a0(p.pageBits - 1, 0)
           batData := Cat(a2(p.batDiskBits - 1, 0), a1(p.batBlockBits - 1, 0))
           complete(ST.OK, 0.U, 0.U)
@@ -525,14 +534,15 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
         when(page0Bad) {
           complete(ST.RANGE, 0.U, 0.U)
         }.elsewhen(cOp === O.BAT_CLEAR.U) {
-          batCmd  := BAT_CLR
+          batCmd  := true.B
+          batOp   := CLEAR.U
           batPage := a0(p.pageBits - 1, 0)
           complete(ST.OK, 0.U, 0.U)
         }.otherwise {
-          batCmd          := Mux(cOp === O.BAT_GET.U, BAT_GET, BAT_TAKE)
-          batPage         := a0(p.pageBits - 1, 0)
-          batValidLatched := batValidCmd
-          st              := St.sBatRd
+          batCmd  := true.B
+          batOp   := Mux(cOp === O.BAT_GET.U, READ.U, CLEAR.U)
+          batPage := a0(p.pageBits - 1, 0)
+          st      := St.sBatRd
         }
       }.elsewhen(cOp === O.SLOT_ALLOC.U) {
         when(freeSlots === 0.U) {
@@ -624,40 +634,49 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
         }
       }
     }
-    is(St.sHarvest) {
-      hvStep  := true.B
-      hvWord  := hvCur(wordBits - 1, 0)
-      hvKind  := cOp(1, 0)
-      hvClear := cClear
-      hvDecay := cDecay
-      resWr   := true.B
-      val n = Wire(UInt(16.W))
-      when(cOp === O.HARVEST_HOTNESS.U) {
-        resLine := idx(5, 0)
-        resData := VecInit(hvHot.map(_.pad(8)))
-        resMask := VecInit(Seq.fill(64)(true.B))
-        n       := PopCount(hvHot.map(_ =/= 0.U))
-      }.otherwise {
-        resLine := idx(8, 3)
-        resData := bytes64(hvBits)
-        resMask := maskSub(idx(2, 0))
-        n       := PopCount(hvBits)
-      }
-      val t = total + n
-      total := t
-      idx   := idx + 1.U
-      hvCur := hvCur + 1.U
-      when(hvCur + 1.U === hvEnd)(complete(ST.OK, t, 0.U))
+    is(St.sHarvest) { // one step per cycle; each answer arrives two cycles after its step
+      hvStep                      := hvCur =/= hvEnd
+      hvWord                      := hvCur(wordBits - 1, 0)
+      hvKind                      := cOp(1, 0)
+      hvOp                        := Mux(cClear, ZERO.U, Mux(cDecay, HALVE.U, READ.U))
+      when(hvCur =/= hvEnd)(hvCur := hvCur + 1.U)
     }
-    is(St.sBatRd) {
-      val blk  = batRd(p.batBlockBits - 1, 0)
-      val disk = batRd >> p.batBlockBits
+  }
+  when(st === St.sHarvest && hvRespValid) {
+    resWr := true.B
+    val n = Wire(UInt(16.W))
+    when(cOp === O.HARVEST_HOTNESS.U) {
+      resLine := idx(5, 0)
+      resData := VecInit(hvHot.map(_.pad(8)))
+      resMask := VecInit(Seq.fill(64)(true.B))
+      n       := PopCount(hvHot.map(_ =/= 0.U))
+    }.otherwise {
+      resLine := idx(8, 3)
+      resData := bytes64(hvBits)
+      resMask := maskSub(idx(2, 0))
+      n       := PopCount(hvBits)
+    }
+    val t = total + n
+    total := t
+    idx   := idx + 1.U
+    when(idx + 1.U === hvN)(complete(ST.OK, t, 0.U))
+  }
+  switch(st) {
+    is(St.sBatRd) { // payload from the RAM; the valid bit comes from the table a cycle later
+      batPayload := batRd
+      st         := St.sBatWait
+    }
+    is(St.sBatWait) {
+      val blk  = batPayload(p.batBlockBits - 1, 0)
+      val disk = batPayload >> p.batBlockBits
       val L    = Regs.LAYOUT_BAT_RESULT1
-      complete(
-        ST.OK,
-        Mux(batValidLatched, blk, 0.U),
-        Mux(batValidLatched, (disk << L.DISK_LSB) | (1.U << L.VALID_LSB), 0.U)
-      )
+      when(batT.io.resp(2).valid) {
+        complete(
+          ST.OK,
+          Mux(batValidNow, blk, 0.U),
+          Mux(batValidNow, (disk << L.DISK_LSB) | (1.U << L.VALID_LSB), 0.U)
+        )
+      }
     }
     is(St.sMergeRd) {
       when(!slotLines(mSlot)(mLine)) {
@@ -698,7 +717,7 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
       }
     }
     is(St.sMergeDrain) {
-      when(mOut === 0.U) {
+      when(mergeDone) {
         slotState(mSlot) := FREE
         slotLines(mSlot) := 0.U
         slotCount(mSlot) := 0.U
@@ -753,7 +772,7 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
     mOut := mOut - (intEnd && !intEndScrub).asUInt
   }
   intEndPage := Mux(intEndScrub, scEndPage, mPage)
-  event(EV_MERGE, st === St.sMergeDrain && mOut === 0.U, Regs.Event.MERGE_DONE, mSlot, mPage)
+  event(EV_MERGE, mergeDone, Regs.Event.MERGE_DONE, mSlot, mPage)
 
   // ------------------------------------------------------------------ register port
   val lStage = RegInit(0.U(2.W)) // 0 idle, 1 decode + memory read, 2 execute + respond
@@ -994,5 +1013,5 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   val linePrev = RegNext(line, false.B)
   val rearm    = RegNext(intWrite, false.B)
   msi  := line && (!linePrev || rearm)
-  idle := st === St.sIdle && !scActive && !scrubQ.io.deq.valid
+  idle := st === St.sIdle && !scActive && !scrubQ.io.deq.valid && !tablesBusy
 }
