@@ -39,7 +39,7 @@ case class CxlTrackParams(
   val evqDepth: Int      = 1 << evqDepthLog2
   val slotBits: Int      = log2Ceil(slots) max 1
   val liteAddrBits: Int  = log2Ceil(Regs.BAR_SIZE)
-  require(pages <= (BigInt(1) << 26), "v1 keeps per-page tables on chip (docs/rtl-notes.md)")
+  require(pages <= (BigInt(1) << 26), "the per-page tables are on-chip RAMs (docs/rtl-notes.md, Tables)")
 }
 
 class ConfigError(msg: String) extends Exception(msg)

@@ -53,25 +53,22 @@ class TrackTable(val words: Int, val laneBits: Int, val nPorts: Int) extends Mod
   })
 
   private def lanes(w: UInt): Seq[UInt] = (0 until 64).map(j => w((j + 1) * laneBits - 1, j * laneBits))
+  // lane by lane, so that a chain of ports on one word costs a few logic levels per port (no 64:1 lane mux)
   private def apply(old: UInt, r: TableReq): UInt = {
-    val l     = lanes(old)
-    val max   = TableOp.max(laneBits).U(laneBits.W)
-    val laneV = Mux1H(UIntToOH(r.lane, 64), l)
-    val laneN = MuxLookup(r.op, laneV)(
-      Seq(
-        TableOp.SET.U   -> 1.U(laneBits.W),
-        TableOp.CLEAR.U -> 0.U(laneBits.W),
-        TableOp.INC.U   -> Mux(laneV === max, max, laneV + 1.U)
+    val max = TableOp.max(laneBits).U(laneBits.W)
+    val one = VecInit(lanes(old).zipWithIndex.map { case (v, j) =>
+      val here = r.lane === j.U
+      MuxLookup(r.op, v)(
+        Seq(
+          TableOp.ZERO.U  -> 0.U(laneBits.W),
+          TableOp.HALVE.U -> (v >> 1).pad(laneBits),
+          TableOp.SET.U   -> Mux(here, 1.U(laneBits.W), v),
+          TableOp.CLEAR.U -> Mux(here, 0.U(laneBits.W), v),
+          TableOp.INC.U   -> Mux(here && v =/= max, v + 1.U, v)
+        )
       )
-    )
-    val one = VecInit(l.zipWithIndex.map { case (v, j) => Mux(r.lane === j.U, laneN, v) }).asUInt
-    MuxLookup(r.op, one)(
-      Seq(
-        TableOp.READ.U  -> old,
-        TableOp.ZERO.U  -> 0.U(wordWidth.W),
-        TableOp.HALVE.U -> VecInit(l.map(v => (v >> 1).pad(laneBits))).asUInt
-      )
-    )
+    })
+    one.asUInt
   }
 
   // bank(p)(r): written by port p, read by port r
@@ -84,6 +81,9 @@ class TrackTable(val words: Int, val laneBits: Int, val nPorts: Int) extends Mod
   val s1v   = RegNext(VecInit(io.req.map(_.valid)), noReq)
   val s1    = RegNext(VecInit(io.req.map(_.bits)))
   val rd    = Seq.tabulate(nPorts, nPorts)((p, r) => bank(p)(r).read(s1(r).word, s1v(r)))
+  // The LVT is read in stage 1 too: it differs from its stage-2 value only for words written in this cycle, and
+  // those are forwarded in stage 2 anyway. This keeps the words-to-1 LVT multiplexer out of stage 2.
+  val src2 = RegNext(VecInit(s1.map(r => lvt(r.word))))
 
   // stage 2
   val s2     = RegNext(s1)
@@ -94,7 +94,7 @@ class TrackTable(val words: Int, val laneBits: Int, val nPorts: Int) extends Mod
   val newVal = Wire(Vec(nPorts, UInt(wordWidth.W)))
   for (r <- 0 until nPorts) {
     val w    = s2(r).word
-    val src  = lvt(w)
+    val src  = src2(r)
     val ram  = Mux1H((0 until nPorts).map(p => (src === p.U) -> rd(p)(r)) :+ ((src === ZERO) -> 0.U(wordWidth.W)))
     val fwdH = (0 until nPorts).map(p => prevV(p) && prevW(p) === w)
     val base = Mux(fwdH.reduce(_ || _), Mux1H(fwdH, prevD), ram)
