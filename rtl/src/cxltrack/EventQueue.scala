@@ -14,6 +14,11 @@ class EventRec extends Bundle {
  * Event queue (docs/spec.md section 8) with `nSrc` push ports per cycle. Sources are served in port order, each
  * producing the next SEQ; an event that finds the queue full is dropped (its SEQ is consumed, `dropped` counts it,
  * `overflow` pulses). A pop in the same cycle is applied before the pushes.
+ *
+ * Storage: the pushes accepted in one cycle occupy consecutive positions, so with at least as many banks as can be
+ * accepted in a cycle (`min(depth, nSrc)`, rounded up to a power of two) each lands in a bank of its own. A bank is a
+ * one-write-port memory with an asynchronous read (LUT RAM), fed by one `nSrc`:1 multiplexer; v1 had one such
+ * multiplexer per entry.
  */
 class EventQueue(depthLog2: Int, nSrc: Int) extends Module {
   val depth = 1 << depthLog2
@@ -26,39 +31,51 @@ class EventQueue(depthLog2: Int, nSrc: Int) extends Module {
     val dropped  = Output(UInt(32.W))
     val overflow = Output(Bool())
   })
-  val recs    = Reg(Vec(depth, new EventRec))
-  val seqs    = Reg(Vec(depth, UInt(32.W)))
-  val head    = RegInit(0.U(depthLog2.W))
-  val count   = RegInit(0.U((depthLog2 + 1).W))
-  val seq     = RegInit(0.U(32.W))
-  val dropped = RegInit(0.U(32.W))
+  class Entry extends Bundle {
+    val rec = new EventRec
+    val seq = UInt(32.W)
+  }
+  val bankLog2 = log2Ceil(nSrc) min depthLog2
+  val nBanks   = 1 << bankLog2
+  val rowBits  = (depthLog2 - bankLog2) max 1
+  val banks    = Seq.fill(nBanks)(Mem(1 << (depthLog2 - bankLog2), new Entry))
+  val head     = RegInit(0.U(depthLog2.W))
+  val count    = RegInit(0.U((depthLog2 + 1).W))
+  val seq      = RegInit(0.U(32.W))
+  val dropped  = RegInit(0.U(32.W))
 
   val popNow = io.pop && count =/= 0.U
   val head1  = Mux(popNow, head + 1.U, head)
-  var cnt    = count - popNow.asUInt
-  var s      = seq
-  var drops  = 0.U(8.W)
-  for (k <- 0 until nSrc) {
-    val v    = io.push(k).valid
-    val fits = cnt < depth.U
-    when(v && fits) {
-      val pos = (head1 +& cnt)(depthLog2 - 1, 0)
-      recs(pos) := io.push(k).bits
-      seqs(pos) := s
-    }
-    cnt = cnt + (v && fits).asUInt
-    drops = drops + (v && !fits).asUInt
-    s = s + v.asUInt
+  val cnt0   = count - popNow.asUInt
+  val space  = depth.U - cnt0
+  val tail   = (head1 +& cnt0)(depthLog2 - 1, 0)
+  // rank of each push among this cycle's pushes (port order)
+  val rank   = io.push.map(_.valid.asUInt).scanLeft(0.U(log2Ceil(nSrc + 1).W))(_ +& _)
+  val total  = rank.last
+  val accept = io.push.indices.map(k => io.push(k).valid && rank(k) < space)
+  val pos    = io.push.indices.map(k => (tail +& rank(k))(depthLog2 - 1, 0))
+  for (b <- 0 until nBanks) {
+    val sel = io.push.indices.map(k => accept(k) && (if (bankLog2 == 0) true.B else pos(k)(bankLog2 - 1, 0) === b.U))
+    val e   = Wire(new Entry)
+    e.rec := Mux1H(sel, io.push.map(_.bits))
+    e.seq := Mux1H(sel, rank.take(nSrc).map(r => seq + r))
+    val row = Mux1H(sel, pos.map(p => (p >> bankLog2).pad(rowBits)(rowBits - 1, 0)))
+    when(sel.reduce(_ || _))(banks(b).write(row, e))
   }
+  val nAcc  = Mux(total > space, space, total)
+  val drops = total - nAcc
   head  := head1
-  count := cnt
-  seq   := s
+  count := cnt0 + nAcc
+  seq   := seq + total
   val dsum = dropped +& drops
   dropped     := Mux(dsum(32), "hffffffff".U, dsum(31, 0))
   io.overflow := drops =/= 0.U
   val empty = count === 0.U
-  io.head    := Mux(empty, 0.U.asTypeOf(new EventRec), recs(head))
-  io.headSeq := Mux(empty, 0.U, seqs(head))
+  val hRow  = (head >> bankLog2).pad(rowBits)(rowBits - 1, 0)
+  val hBank = if (bankLog2 == 0) 0.U else head(bankLog2 - 1, 0)
+  val headE = VecInit(banks.map(_.read(hRow)))(hBank)
+  io.head    := Mux(empty, 0.U.asTypeOf(new EventRec), headE.rec)
+  io.headSeq := Mux(empty, 0.U, headE.seq)
   io.count   := count
   io.dropped := dropped
 }
