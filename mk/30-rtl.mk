@@ -11,10 +11,14 @@ RTL_CONFIGS := default small
 # simulation builds: a 4-cycle tick so that timeouts are quick to reach
 RTL_SIM_CONFIG := small
 RTL_TICK_CYCLES_SIM := 4
+# standalone blocks for the block benches (sim/tb/blocks/): every block registered in
+# rtl/src/cxltrack/Blocks.scala, emitted into build/rtl/blocks/<Block>-<config>/
+RTL_BLOCK_CONFIG := $(RTL_SIM_CONFIG)
+RTL_BLOCKS_STAMP := $(RTL_BUILD)/blocks/.$(RTL_BLOCK_CONFIG).stamp
 RTL_APT := openjdk-17-jdk-headless iverilog yosys liblz4-dev zlib1g-dev make g++
 RTL_PYTEST = cd $(TOP)/sim && $(call PYTEST,$(1))
 
-.PHONY: rtl rtl-sim rtl-deps lint-rtl test-rtl bench-rtl synth-estimate synth-scaling fmt-rtl check-fmt-rtl
+.PHONY: rtl rtl-sim rtl-blocks rtl-deps lint-rtl test-rtl bench-rtl synth-estimate synth-scaling fmt-rtl check-fmt-rtl
 
 $(MILL_SH):
 	@mkdir -p $(dir $@)
@@ -39,12 +43,20 @@ rtl: $(foreach c,$(RTL_CONFIGS),$(RTL_BUILD)/$(c)/filelist.f) ## emit SystemVeri
 
 rtl-sim: $(RTL_BUILD)/$(RTL_SIM_CONFIG)-sim/filelist.f
 
+$(RTL_BLOCKS_STAMP): $(TOP)/config/$(RTL_BLOCK_CONFIG).toml $(RTL_SRC) | rtl-deps
+	@mkdir -p $(dir $@)
+	@$(MILL) rtl.runMain cxltrack.Blocks --config $< --target-dir $(RTL_BUILD)/blocks \
+		--tick-cycles $(RTL_TICK_CYCLES_SIM) >$(RTL_BUILD)-blocks.log 2>&1 || { tail -40 $(RTL_BUILD)-blocks.log; exit 1; }
+	@touch $@
+
+rtl-blocks: $(RTL_BLOCKS_STAMP) ## emit every standalone block (Blocks.scala) into build/rtl/blocks/<Block>-<config>/
+
 lint-rtl: $(RTL_BUILD)/small/filelist.f ## verilator --lint-only -Wall on the emitted RTL
 	@cd $(RTL_BUILD)/small && verilator --lint-only -Wall --top-module CxlTrackCore $(TOP)/sim/verilator.vlt $$(cat filelist.f)
 	@echo "lint-rtl: verilator -Wall clean"
 
 # Verilator runs every bench; Icarus the register, vector, error and race benches.
-test-rtl: rtl-sim rtl-deps ## RTL regression: vectors, random, races, errors on Verilator (+ Icarus subset)
+test-rtl: rtl-sim rtl-blocks rtl-deps ## RTL regression: vectors, random, races, errors, block benches on Verilator (+ Icarus subset)
 	@mkdir -p $(JUNIT_DIR)
 	@rm -rf $(TOP)/build/sim/coverage
 	@$(MILL) rtl.checkFormat >/dev/null 2>&1 || { echo "test-rtl: Scala sources not formatted (make fmt-rtl)"; exit 1; }

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""pytest side of the RTL benches: builds each (simulator, config) once per session."""
+"""pytest side of the RTL benches: builds each (simulator, design) once per session."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from rtlsim import build_dir, build_sim
+from rtlsim import Design, build_dir, build_sim, core
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -28,10 +28,13 @@ def built() -> dict[tuple[str, str], Path]:
     return {}
 
 
-def design(sim: str, built: dict[tuple[str, str], Path]) -> tuple[str, Path]:
-    key = (sim, "small")
+def design(sim: str, built: dict[tuple[str, str], Path], which: Design | None = None) -> tuple[str, Path]:
+    """The simulator build of a design (default: the whole core on config/small.toml), built
+    at its first use in the session."""
+    d = which or core()
+    key = (sim, d.name)
     if key not in built:
-        built[key] = build_sim(sim, "small")
+        built[key] = build_sim(sim, d)
     return sim, built[key]
 
 

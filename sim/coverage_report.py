@@ -47,6 +47,21 @@ GOALS = (
         "mem:write_decerr",
         "ctrl:track_disabled",
     ]
+    # block bench of EventQueue (sim/tb/blocks/test_event_queue.py)
+    + [
+        f"evq_block:{n}"
+        for n in (
+            "overflow",
+            "overflow_multi",
+            "pop_push_full",
+            "pop_empty",
+            "all_ports",
+            "fill_exact",
+            "seq_wrap",
+            "dropped_saturated",
+            "reset",
+        )
+    ]
 )
 
 

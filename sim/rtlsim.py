@@ -1,11 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Build and run CxlTrackCore benches with cocotb_tools.runner (no Makefiles)."""
+"""Build and run cocotb benches with cocotb_tools.runner (no Makefiles). A Design names one
+simulation toplevel: the whole core (`core()`, benches in `tb`) or a standalone block
+(`block()`, benches in `tb.blocks`)."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
 from cocotb_tools.runner import get_runner
@@ -13,7 +16,28 @@ from cocotb_tools.runner import get_runner
 TOP = Path(__file__).resolve().parent.parent
 SIM_DIR = Path(__file__).resolve().parent
 BUILD = TOP / "build"
+BLOCKS_DIR = BUILD / "rtl" / "blocks"
 WAIVERS = SIM_DIR / "verilator.vlt"
+
+
+@dataclass(frozen=True)
+class Design:
+    """One toplevel to simulate: `src_dir` holds its SystemVerilog and `filelist.f`; simulator
+    builds go to build/sim/<sim>-<name>; its cocotb test modules live in the Python package
+    `package`; `env` is passed to every run (e.g. where the block's parameters are)."""
+
+    name: str
+    toplevel: str
+    src_dir: Path
+    package: str
+    make_target: str
+    env: tuple[tuple[str, str], ...] = ()
+
+    def sources(self) -> list[Path]:
+        flist = self.src_dir / "filelist.f"
+        if not flist.exists():
+            raise FileNotFoundError(f"{flist} missing: run `make {self.make_target}` first")
+        return [self.src_dir / line.strip() for line in flist.read_text().splitlines() if line.strip()]
 
 
 def rtl_dir(cfg: str) -> Path:
@@ -21,21 +45,34 @@ def rtl_dir(cfg: str) -> Path:
     return BUILD / "rtl" / f"{cfg}-sim"
 
 
-def build_dir(sim: str, cfg: str) -> Path:
-    return BUILD / "sim" / f"{sim}-{cfg}"
+def core(cfg: str = "small") -> Design:
+    """The whole CxlTrackCore (`make rtl-sim`); benches in sim/tb/."""
+    return Design(cfg, "CxlTrackCore", rtl_dir(cfg), "tb", "rtl-sim")
+
+
+def block(name: str, cfg: str = "small") -> Design:
+    """A standalone block emitted by cxltrack.Blocks (`make rtl-blocks`); benches in sim/tb/blocks/,
+    which read the block's parameters from $CXLTRACK_BLOCK_JSON."""
+    d = BLOCKS_DIR / f"{name}-{cfg}"
+    return Design(
+        f"block-{name}-{cfg}", name, d, "tb.blocks", "rtl-blocks", (("CXLTRACK_BLOCK_JSON", str(d / "block.json")),)
+    )
+
+
+def build_dir(sim: str, design: Design) -> Path:
+    return BUILD / "sim" / f"{sim}-{design.name}"
 
 
 def sources(cfg: str) -> list[Path]:
-    d = rtl_dir(cfg)
-    flist = d / "filelist.f"
-    if not flist.exists():
-        raise FileNotFoundError(f"{flist} missing: run `make rtl-sim` first")
-    return [d / line.strip() for line in flist.read_text().splitlines() if line.strip()]
+    return core(cfg).sources()
 
 
-def build_sim(sim: str, cfg: str) -> Path:
+def build_sim(sim: str, design: Design | str) -> Path:
+    """Build (or bring up to date) the simulator for a design; `design` may be a config name
+    (the whole core)."""
+    d = core(design) if isinstance(design, str) else design
     runner = get_runner(sim)
-    bdir = build_dir(sim, cfg)
+    bdir = build_dir(sim, d)
     args: list[str] = []
     if sim == "verilator":
         args = ["-O3", "--x-assign", "fast", "--x-initial", "fast", "--trace-fst", "-Wno-fatal", str(WAIVERS)]
@@ -45,8 +82,8 @@ def build_sim(sim: str, cfg: str) -> Path:
         if "CFG_CXXFLAGS_PCH_I" not in flags:
             os.environ["MAKEFLAGS"] = f"{flags} CFG_CXXFLAGS_PCH_I=-include".strip()
     runner.build(
-        sources=sources(cfg),
-        hdl_toplevel="CxlTrackCore",
+        sources=d.sources(),
+        hdl_toplevel=d.toplevel,
         build_dir=bdir,
         build_args=args,
         timescale=("1ns", "1ps"),
@@ -64,8 +101,11 @@ def run(
     env: dict[str, str] | None = None,
     waves: bool = False,
     tag: str = "",
+    design: Design | None = None,
 ) -> tuple[int, int, Path]:
-    """Run one cocotb test module; returns (tests, failures, test directory)."""
+    """Run one cocotb test module of `design` (default: the core); returns (tests, failures,
+    test directory)."""
+    d = design or core()
     runner = get_runner(sim)
     tdir = BUILD / "sim" / "runs" / f"{sim}-{module}{tag}"
     if tdir.exists():
@@ -78,12 +118,13 @@ def run(
         ),
         "COCOTB_LOG_LEVEL": os.environ.get("COCOTB_LOG_LEVEL", "WARNING"),
         "PYTHONWARNINGS": "ignore::DeprecationWarning",
+        **dict(d.env),
     }
     extra.update(env or {})
     try:
         xml = runner.test(
-            test_module=f"tb.{module}",
-            hdl_toplevel="CxlTrackCore",
+            test_module=f"{d.package}.{module}",
+            hdl_toplevel=d.toplevel,
             hdl_toplevel_lang="verilog",
             testcase=testcase,
             build_dir=bdir,
@@ -104,11 +145,13 @@ def run(
     return tests, fails, tdir
 
 
-def run_checked(sim: str, bdir: Path, module: str, env: dict[str, str] | None = None) -> None:
+def run_checked(
+    sim: str, bdir: Path, module: str, env: dict[str, str] | None = None, design: Design | None = None
+) -> None:
     """Run a module; on failure re-run it with an FST waveform (Verilator) and keep the dump."""
-    tests, fails, tdir = run(sim, bdir, module, env=env)
+    tests, fails, tdir = run(sim, bdir, module, env=env, design=design)
     if fails and sim == "verilator":
-        _, _, wdir = run(sim, bdir, module, env=env, waves=True, tag="-waves")
+        _, _, wdir = run(sim, bdir, module, env=env, waves=True, tag="-waves", design=design)
         dump = wdir / "dump.fst"
         if dump.exists():
             keep = BUILD / "sim" / "waves" / f"{module}.fst"

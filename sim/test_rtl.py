@@ -1,9 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The RTL regression: every cocotb bench on the small configuration. Verilator runs all of
-them; Icarus (`--sim icarus`) the subset in ICARUS_BENCHES (it is ~5x slower)."""
+"""The RTL regression: every cocotb bench on the small configuration: the benches of the whole
+core (sim/tb/test_*.py, listed in BENCHES) and the block benches (sim/tb/blocks/test_*.py, found
+by their `BLOCK = "<Name>"` line). Verilator runs all of them; Icarus (`--sim icarus`) the block
+benches and the core benches in ICARUS_BENCHES (it is ~5x slower)."""
 
 from __future__ import annotations
 
+import ast
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -11,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import design, sims
-from rtlsim import SIM_DIR, rtl_dir, run_checked
+from rtlsim import BLOCKS_DIR, SIM_DIR, block, rtl_dir, run_checked
 
 BENCHES = [
     "test_vectors",
@@ -27,18 +31,58 @@ BENCHES = [
     "test_races",
 ]
 ICARUS_BENCHES = {"test_vectors", "test_regs", "test_errors", "test_races", "test_slots"}
+BLOCK_BENCH_DIR = SIM_DIR / "tb" / "blocks"
+BLOCK_CONFIG = "small"
+
+
+def block_benches() -> dict[str, str]:
+    """bench module -> block it tests, from the `BLOCK = "<Name>"` assignment of each
+    sim/tb/blocks/test_*.py (read without importing cocotb)."""
+    found: dict[str, str] = {}
+    for path in sorted(BLOCK_BENCH_DIR.glob("test_*.py")):
+        names = [
+            node.value.value
+            for node in ast.parse(path.read_text()).body
+            if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "BLOCK" for t in node.targets)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ]
+        assert len(names) == 1, f'{path}: needs exactly one `BLOCK = "<Name>"` line'
+        found[path.stem] = names[0]
+    return found
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "sim_bench" in metafunc.fixturenames:
         pairs = [(sim, b) for sim in sims(metafunc.config) for b in BENCHES if sim != "icarus" or b in ICARUS_BENCHES]
         metafunc.parametrize("sim_bench", pairs, ids=[f"{s}-{b}" for s, b in pairs])
+    if "sim_block_bench" in metafunc.fixturenames:
+        blocks = block_benches()
+        triples = [(sim, b, blocks[b]) for sim in sims(metafunc.config) for b in blocks]
+        metafunc.parametrize("sim_block_bench", triples, ids=[f"{s}-{blk}-{b}" for s, b, blk in triples])
 
 
 def test_bench(sim_bench: tuple[str, str], built: dict[tuple[str, str], Path]) -> None:
     sim, bench = sim_bench
     _, bdir = design(sim, built)
     run_checked(sim, bdir, bench)
+
+
+def test_block_bench(sim_block_bench: tuple[str, str, str], built: dict[tuple[str, str], Path]) -> None:
+    sim, bench, name = sim_block_bench
+    d = block(name, BLOCK_CONFIG)
+    _, bdir = design(sim, built, d)
+    run_checked(sim, bdir, bench, design=d)
+
+
+def test_every_block_has_a_bench() -> None:
+    """The blocks cxltrack.Blocks emitted (`make rtl-blocks`) and the block benches match one to one."""
+    emitted = {json.loads(p.read_text())["block"] for p in BLOCKS_DIR.glob(f"*-{BLOCK_CONFIG}/block.json")}
+    benched = set(block_benches().values())
+    assert emitted, f"no block under {BLOCKS_DIR}: run `make rtl-blocks`"
+    assert emitted <= benched, f"blocks without a bench in sim/tb/blocks/: {sorted(emitted - benched)}"
+    assert benched <= emitted, f"benches of blocks that cxltrack.Blocks did not emit: {sorted(benched - emitted)}"
 
 
 def test_lint_wall() -> None:

@@ -1,28 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
 package cxltrack
 
+import chisel3.RawModule
 import circt.stage.ChiselStage
 
-/**
- * Emit SystemVerilog: `Main --config config/small.toml --target-dir build/rtl/small [--id-bits N] [--tick-cycles N]
- * [--wr-per-id N]`.
- */
-object Main extends App {
-  private def opt(name: String): Option[String] = {
+/** Command-line handling and SystemVerilog emission shared by [[Main]] and [[Blocks]]. */
+object Cli {
+  def opt(args: Seq[String], name: String): Option[String] = {
     val i = args.indexOf(name)
     if (i >= 0 && i + 1 < args.length) Some(args(i + 1)) else None
   }
-  val config = opt("--config").getOrElse("config/default.toml")
-  val target = opt("--target-dir").getOrElse("build/rtl/default")
-  val params =
+
+  /** The device parameters of `--config` with the implementation options of the command line; exits on a bad file. */
+  def params(args: Seq[String]): CxlTrackParams =
     try {
       CxlTrackParams.fromToml(
-        config,
+        opt(args, "--config").getOrElse("config/default.toml"),
         p =>
           p.copy(
-            idBits = opt("--id-bits").map(_.toInt).getOrElse(p.idBits),
-            tickCycles = opt("--tick-cycles").map(_.toInt).getOrElse(p.tickCycles),
-            wrPerId = opt("--wr-per-id").map(_.toInt).getOrElse(p.wrPerId)
+            idBits = opt(args, "--id-bits").map(_.toInt).getOrElse(p.idBits),
+            tickCycles = opt(args, "--tick-cycles").map(_.toInt).getOrElse(p.tickCycles),
+            wrPerId = opt(args, "--wr-per-id").map(_.toInt).getOrElse(p.wrPerId)
           )
       )
     } catch {
@@ -30,13 +28,24 @@ object Main extends App {
         System.err.println(s"error: ${e.getMessage}")
         sys.exit(2)
     }
-  ChiselStage.emitSystemVerilogFile(
-    new CxlTrackCore(params),
-    Array("--target-dir", target),
-    Array(
-      "-disable-all-randomization",
-      "-strip-debug-info",
-      "--lowering-options=disallowLocalVariables,disallowPackedArrays,locationInfoStyle=none"
-    )
+
+  /** Plain SystemVerilog that Verilator, Icarus and Yosys all read (docs/rtl-notes.md, toolchain facts). */
+  val firtoolOptions: Array[String] = Array(
+    "-disable-all-randomization",
+    "-strip-debug-info",
+    "--lowering-options=disallowLocalVariables,disallowPackedArrays,locationInfoStyle=none"
   )
+
+  def emit(gen: => RawModule, target: String): Unit =
+    ChiselStage.emitSystemVerilogFile(gen, Array("--target-dir", target), firtoolOptions)
+}
+
+/**
+ * Emit SystemVerilog: `Main --config config/small.toml --target-dir build/rtl/small [--id-bits N] [--tick-cycles N]
+ * [--wr-per-id N]`.
+ */
+object Main extends App {
+  val target = Cli.opt(args.toSeq, "--target-dir").getOrElse("build/rtl/default")
+  val params = Cli.params(args.toSeq)
+  Cli.emit(new CxlTrackCore(params), target)
 }

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+package cxltrack
+
+import chisel3.RawModule
+
+import java.io.{File, PrintWriter}
+
+/**
+ * One block of the core that has a standalone bench (sim/tb/blocks/): how to build it from the device parameters, and
+ * the integer parameters its bench needs (written to `block.json` next to the SystemVerilog).
+ */
+case class BlockDef(gen: () => RawModule, params: Seq[(String, BigInt)])
+
+/**
+ * Emit standalone blocks for their benches: `Blocks --config config/small.toml --target-dir build/rtl/blocks [--block
+ * NAME]... [--id-bits N] [--tick-cycles N] [--wr-per-id N]` writes every registered block (or the named ones) into
+ * `<target-dir>/<NAME>-<config>/`: its SystemVerilog with `filelist.f` (same firtool options as [[Main]]) and
+ * `block.json` (`{"block", "config", "toplevel", "params": {...}}`). `--list` prints the registered names.
+ *
+ * A new block: one entry in `registry`, parameterised exactly as [[CxlTrackCore]] instantiates it, and one bench
+ * `sim/tb/blocks/test_<name>.py` with `BLOCK = "<NAME>"` (docs/rtl-notes.md, "Block benches").
+ */
+object Blocks extends App {
+  val registry: Seq[(String, CxlTrackParams => BlockDef)] = Seq(
+    // CxlTrackCore: new EventQueue(p.evqDepthLog2, 7 + S): 7 fixed sources plus one timeout port per slot
+    "EventQueue" -> { p =>
+      val nSrc = 7 + p.slots
+      BlockDef(
+        () => new EventQueue(p.evqDepthLog2, nSrc),
+        Seq("depth_log2" -> BigInt(p.evqDepthLog2), "n_src" -> BigInt(nSrc))
+      )
+    }
+  )
+
+  private def rmTree(f: File): Unit = {
+    Option(f.listFiles).foreach(_.foreach(rmTree))
+    f.delete()
+  }
+
+  private def json(s: String): String = "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\""
+
+  val argv = args.toSeq
+  if (argv.contains("--list")) {
+    registry.foreach(e => println(e._1))
+    sys.exit(0)
+  }
+  val config  = Cli.opt(argv, "--config").getOrElse("config/default.toml")
+  val cfgName = new File(config).getName.stripSuffix(".toml")
+  val target  = Cli.opt(argv, "--target-dir").getOrElse("build/rtl/blocks")
+  val chosen  = argv.sliding(2).collect { case Seq("--block", n) => n }.toSeq
+  val unknown = chosen.filterNot(n => registry.exists(_._1 == n))
+  if (unknown.nonEmpty) {
+    System.err.println(s"error: unknown block ${unknown.mkString(", ")} (known: ${registry.map(_._1).mkString(", ")})")
+    sys.exit(2)
+  }
+  val params = Cli.params(argv)
+  if (chosen.isEmpty) { // blocks no longer registered: remove what an earlier run emitted for them
+    for {
+      d <- Option(new File(target).listFiles).toSeq.flatten
+      if d.getName.endsWith(s"-$cfgName") && new File(d, "block.json").exists
+      if !registry.exists(e => d.getName == s"${e._1}-$cfgName")
+    } rmTree(d)
+  }
+  for ((name, mk) <- registry if chosen.isEmpty || chosen.contains(name)) {
+    val dir = new File(target, s"$name-$cfgName")
+    rmTree(dir) // no stale modules from an earlier parameter set
+    val block = mk(params)
+    Cli.emit(block.gen(), dir.getPath)
+    if (!new File(dir, s"$name.sv").exists) {
+      System.err.println(s"error: block $name: no $name.sv in $dir (the registry name must be the module's name)")
+      sys.exit(1)
+    }
+    val fields = block.params.map { case (k, v) => s"${json(k)}: $v" }.mkString(", ")
+    val out    = new PrintWriter(new File(dir, "block.json"))
+    try
+      out.println(
+        s"""{"block": ${json(name)}, "config": ${json(cfgName)}, "toplevel": ${json(name)}, "params": {$fields}}"""
+      )
+    finally out.close()
+    println(s"blocks: $name -> $dir")
+  }
+}
