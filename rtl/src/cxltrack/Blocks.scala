@@ -22,12 +22,18 @@ case class BlockDef(gen: () => RawModule, params: Seq[(String, BigInt)])
  */
 object Blocks extends App {
   val registry: Seq[(String, CxlTrackParams => BlockDef)] = Seq(
-    // CxlTrackCore: new EventQueue(p.evqDepthLog2, 7 + S): 7 fixed sources plus one timeout port per slot
+    // as CxlTrackCore: new EventQueue(p.evqDepthLog2, p.eventPorts)
     "EventQueue" -> { p =>
-      val nSrc = 7 + p.slots
       BlockDef(
-        () => new EventQueue(p.evqDepthLog2, nSrc),
-        Seq("depth_log2" -> BigInt(p.evqDepthLog2), "n_src" -> BigInt(nSrc))
+        () => new EventQueue(p.evqDepthLog2, p.eventPorts),
+        Seq("depth_log2" -> BigInt(p.evqDepthLog2), "n_src" -> BigInt(p.eventPorts))
+      )
+    },
+    // the widest of the core's tables: hotness (3 ports: harvest, read accept, write accept)
+    "TrackTable" -> { p =>
+      BlockDef(
+        () => new TrackTable(p.words, p.hotBits, 3, "TrackTable"),
+        Seq("words" -> BigInt(p.words), "lane_bits" -> BigInt(p.hotBits), "n_ports" -> BigInt(3))
       )
     }
   )

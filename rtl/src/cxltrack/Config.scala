@@ -39,6 +39,9 @@ case class CxlTrackParams(
   val evqDepth: Int      = 1 << evqDepthLog2
   val slotBits: Int      = log2Ceil(slots) max 1
   val liteAddrBits: Int  = log2Ceil(Regs.BAR_SIZE)
+  // event queue push ports: BAT invalidation at write accept and at write end, error, slot full, one timeout per
+  // slot, merge done, scrub done (CxlTrackCore, "events")
+  val eventPorts: Int = 6 + slots
   require(pages <= (BigInt(1) << 26), "the per-page tables are on-chip RAMs (docs/rtl-notes.md, Tables)")
 }
 

@@ -81,8 +81,9 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   val EV_TO    = 4 // 4 .. 4+S-1: timeouts in slot order
   val EV_MERGE = 4 + S
   val EV_SCRUB = 5 + S
-  val EV_PORTS = 6 + S
-  val evq      = Module(new EventQueue(p.evqDepthLog2, EV_PORTS))
+  val EV_PORTS = p.eventPorts
+  require(EV_PORTS == EV_SCRUB + 1)
+  val evq = Module(new EventQueue(p.evqDepthLog2, EV_PORTS))
   for (k <- 0 until EV_PORTS) { evq.io.push(k).valid := false.B; evq.io.push(k).bits := 0.U.asTypeOf(new EventRec) }
   evq.io.pop := false.B
   def event(k: Int, v: Bool, typ: Int, index: UInt, arg: UInt): Unit = {

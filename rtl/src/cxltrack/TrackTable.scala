@@ -40,8 +40,8 @@ class TableReq(val wordBits: Int) extends Bundle {
  * requests to one word in one cycle are combined, and only the last of them writes. A word written in the previous
  * cycle is forwarded from a register, because the RAM read of that cycle could not see it.
  */
-class TrackTable(val words: Int, val laneBits: Int, val nPorts: Int) extends Module {
-  override def desiredName = s"TrackTable_w${words}_l${laneBits}_p$nPorts"
+class TrackTable(val words: Int, val laneBits: Int, val nPorts: Int, name: String = "") extends Module {
+  override def desiredName = if (name.nonEmpty) name else s"TrackTable_w${words}_l${laneBits}_p$nPorts"
   require(words >= 1 && laneBits >= 1 && laneBits <= 8 && nPorts >= 1)
   val wordBits  = log2Ceil(words) max 1
   val wordWidth = 64 * laneBits
