@@ -59,7 +59,7 @@ GOALS = (
             "fill_exact",
             "seq_wrap",
             "dropped_saturated",
-            "reset",
+            "reset_mid_traffic",
         )
     ]
 )

@@ -208,7 +208,9 @@ MODES = {
 
 
 async def traffic(chk: Checker, rng: random.Random, cycles: int) -> None:
+    """Spans of random modes; at least one reset in the middle (at a random span boundary)."""
     left = cycles
+    reset_at = rng.randrange(cycles // 4, 3 * cycles // 4 + 1)
     while left > 0:
         mode = rng.choice(list(MODES))
         p_push, p_pop = MODES[mode]
@@ -220,9 +222,10 @@ async def traffic(chk: Checker, rng: random.Random, cycles: int) -> None:
                 pushes = [payload(rng) for _ in range(chk.n_src)]
             await chk.cycle_step(rng.random() < p_pop, pushes)
         left -= span
-        if rng.random() < 0.01:
+        if rng.random() < 0.01 or left <= cycles - reset_at < left + span:
             await chk.idle()
             await chk.reset(rng.randrange(1, 3))
+            cover("evq_block:reset_mid_traffic")
 
 
 @cocotb.test()
