@@ -56,7 +56,8 @@ lint-rtl: $(RTL_BUILD)/small/filelist.f ## verilator --lint-only -Wall on the em
 	@echo "lint-rtl: verilator -Wall clean"
 
 # Every bench (the core's and the blocks') runs on Verilator and on Icarus, at the same iteration
-# counts: Icarus is ~2-3x slower on these benches and adds ~2 min (docs/rtl-results.md).
+# counts: Icarus is ~2-3x slower on these benches; its runs are ~2 of the ~4 min in pytest
+# (docs/rtl-results.md).
 test-rtl: rtl-sim rtl-blocks rtl-deps ## RTL regression: every bench (core and blocks) on Verilator and Icarus
 	@mkdir -p $(JUNIT_DIR)
 	@rm -rf $(TOP)/build/sim/coverage
