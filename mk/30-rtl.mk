@@ -68,13 +68,10 @@ test-rtl: rtl-sim rtl-blocks rtl-deps ## RTL regression: every bench (core and b
 bench-rtl: rtl-sim rtl-deps ## benchmark: throughput with tracking on/off, added latency, sim speed
 	@cd $(TOP)/sim && $(PY) bench_rtl.py
 
-SYNTH_TIMEOUT ?= 600
+SYNTH_TIMEOUT ?= 3600
 SYNTH_SCALING := 1 4
-synth-estimate: $(RTL_BUILD)/default/filelist.f $(RTL_BUILD)/small/filelist.f ## Yosys synth_xilinx (xcup) estimate of the default config
-	@$(TOP)/sim/synth_estimate.sh $(RTL_BUILD)/default $(TOP)/build/synth $(SYNTH_TIMEOUT) || { \
-		echo "synth-estimate: v1 keeps the per-page tables in flip-flops (docs/rtl-notes.md, Scale); the"; \
-		echo "  scaling series is in docs/rtl-results.md (make synth-scaling). config/small.toml instead:"; \
-		$(TOP)/sim/synth_estimate.sh $(RTL_BUILD)/small $(TOP)/build/synth 3600; }
+synth-estimate: $(RTL_BUILD)/default/filelist.f rtl-deps ## Yosys synth_xilinx (xcup) estimate of the default config (~15 min)
+	@$(TOP)/sim/synth_estimate.sh $(RTL_BUILD)/default $(TOP)/build/synth $(SYNTH_TIMEOUT)
 
 # default parameters at 1 and 4 MiB (64 KiB chunks): the series in docs/rtl-results.md
 synth-scaling: rtl-deps

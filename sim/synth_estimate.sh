@@ -11,8 +11,21 @@ name=$(basename "$rtl")
 files=$(sed "s|^|$rtl/|" "$rtl/filelist.f" | tr '\n' ' ')
 log=$work/$name.log
 start=$(date +%s)
-if ! timeout "$limit" nice yosys -q -l "$log" -p "read_verilog -sv $files; synth_xilinx -family xcup -flatten -uram -top CxlTrackCore; tee -o $work/$name.stat stat" >/dev/null 2>&1; then
-	echo "synth-estimate: $name did not finish within ${limit}s (log: $log)"
+echo "synth-estimate[$name]: yosys synth_xilinx -family xcup -flatten -uram (takes minutes; log: $log)"
+timeout "$limit" nice yosys -q -l "$log" -p "read_verilog -sv $files; synth_xilinx -family xcup -flatten -uram -top CxlTrackCore; tee -o $work/$name.stat stat" >/dev/null 2>&1 &
+pid=$!
+# progress: the pass Yosys is in, every 30 s
+n=0
+while kill -0 "$pid" 2>/dev/null; do
+	sleep 1
+	n=$((n + 1))
+	if [ $((n % 30)) = 0 ]; then
+		pass=$(grep -E '^[0-9.]+ Executing' "$log" 2>/dev/null | tail -1 | sed -E 's/^[0-9.]+ Executing ([^ ]+).*/\1/')
+		echo "synth-estimate[$name]: ${n}s, in ${pass:-startup}"
+	fi
+done
+if ! wait "$pid"; then
+	echo "synth-estimate: $name failed or did not finish within ${limit}s (log: $log)"
 	exit 3
 fi
 secs=$(( $(date +%s) - start ))
