@@ -345,44 +345,22 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   val SCRUBBING = Regs.ChunkState.SCRUBBING.U(2.W)
   val chState   = RegInit(VecInit(Seq.fill(C)(Regs.ChunkState.FREE.U(2.W))))
   val chOwner   = RegInit(VecInit(Seq.fill(C)(0.U(16.W))))
-  val scrubQ    = Module(new Queue(UInt(p.chunkBits.W), C))
-  scrubQ.io.enq.valid := false.B
-  scrubQ.io.enq.bits  := 0.U
-  val blocksPerChunk = 1 << (p.chunkShift - 12)
-  val blkBits        = log2Ceil(blocksPerChunk + 1)
-  val scActive       = RegInit(false.B)
-  val scChunk        = RegInit(0.U(p.chunkBits.W))
-  val scIssued       = RegInit(0.U(blkBits.W)) // bursts whose AW was accepted
-  val scWBlk         = RegInit(0.U(blkBits.W)) // bursts whose data was sent
-  val scBeat         = RegInit(0.U(6.W))
-  val scBDone        = RegInit(0.U(blkBits.W)) // bursts answered
-  scrubQ.io.deq.ready := !scActive
-  when(!scActive && scrubQ.io.deq.valid) {
-    scActive := true.B
-    scChunk  := scrubQ.io.deq.bits
-    scIssued := 0.U
-    scWBlk   := 0.U
-    scBeat   := 0.U
-    scBDone  := 0.U
-  }
-  val chunkBase = (scChunk << (p.chunkShift - 12)).asUInt // in 4 KiB blocks
-  scAwValid                := scActive && scIssued =/= blocksPerChunk.U && (scIssued - scBDone) < 4.U
-  scAddr                   := fit((chunkBase + scIssued) << 12, p.memAddrBits)
-  scWValid                 := scActive && scWBlk =/= blocksPerChunk.U
-  scWLast                  := scBeat === 63.U
-  when(scAwReady)(scIssued := scIssued + 1.U)
-  when(scWReady && scWValid) {
-    scBeat               := scBeat + 1.U
-    when(scWLast)(scWBlk := scWBlk + 1.U)
-  }
-  val scEndPage = fit((chunkBase + scBDone) >> (p.pageShift - 12), p.pageBits)
-  when(intEnd && intEndScrub)(scBDone := scBDone + 1.U)
-  // SCRUB_DONE follows the events of the chunk's last write end, which the tables emit two cycles after it
-  val scEndRecent = ShiftRegister(intEnd && intEndScrub, 1) || ShiftRegister(intEnd && intEndScrub, 2)
-  val scFinish    = scActive && scBDone === blocksPerChunk.U && !scEndRecent
+  // released chunks are zero-filled in release order by the scrub engine; the owner table and SCRUB_DONE stay here
+  val scrub = Module(new ScrubEngine(C, p.chunkShift, p.pageShift, p.pageBits, p.memAddrBits))
+  scrub.io.enq.valid := false.B
+  scrub.io.enq.bits  := 0.U
+  scAwValid          := scrub.io.aw.valid
+  scAddr             := scrub.io.aw.bits.addr
+  scWValid           := scrub.io.w.valid
+  scWLast            := scrub.io.w.bits.last
+  scrub.io.aw.ready  := scAwReady
+  scrub.io.w.ready   := scWReady
+  scrub.io.bDone     := intEnd && intEndScrub
+  val scEndPage = scrub.io.endPage
+  val scFinish  = scrub.io.finish.valid
+  val scChunk   = scrub.io.finish.bits
   event(EV_SCRUB, scFinish, Regs.Event.SCRUB_DONE, scChunk, chOwner(scChunk))
   when(scFinish) {
-    scActive         := false.B
     chState(scChunk) := Regs.ChunkState.FREE.U
     chOwner(scChunk) := 0.U
   }
@@ -613,9 +591,9 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
           }.elsewhen(chOwner(chIx) =/= a1) {
             complete(ST.PERM, 0.U, 0.U)
           }.otherwise {
-            chState(chIx)       := SCRUBBING
-            scrubQ.io.enq.valid := true.B
-            scrubQ.io.enq.bits  := chIx
+            chState(chIx)      := SCRUBBING
+            scrub.io.enq.valid := true.B
+            scrub.io.enq.bits  := chIx
             complete(ST.OK, 0.U, 0.U)
           }
         }
@@ -1014,5 +992,5 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   val linePrev = RegNext(line, false.B)
   val rearm    = RegNext(intWrite, false.B)
   msi  := line && (!linePrev || rearm)
-  idle := st === St.sIdle && !scActive && !scrubQ.io.deq.valid && !tablesBusy
+  idle := st === St.sIdle && scrub.io.idle && !tablesBusy
 }
