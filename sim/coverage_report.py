@@ -62,6 +62,23 @@ GOALS = (
             "reset_mid_traffic",
         )
     ]
+    # block bench of ScrubEngine (sim/tb/blocks/test_scrub_engine.py)
+    + [
+        f"scrub_block:{n}"
+        for n in (
+            "finish",
+            "back_to_back",
+            "fifo_full",
+            "enq_while_active",
+            "outstanding_max",
+            "w_beat_before_aw",
+            "w_leads_aw",
+            "w_leads_aw_bursts",
+            "w_before_aw_in_grant",
+            "aw_and_b_same_cycle",
+            "reset_mid_traffic",
+        )
+    ]
 )
 
 

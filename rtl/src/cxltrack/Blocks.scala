@@ -35,6 +35,19 @@ object Blocks extends App {
         () => new TrackTable(p.words, p.hotBits, 3, "TrackTable"),
         Seq("words" -> BigInt(p.words), "lane_bits" -> BigInt(p.hotBits), "n_ports" -> BigInt(3))
       )
+    },
+    // as CxlTrackCore: new ScrubEngine(C, p.chunkShift, p.pageShift, p.pageBits, p.memAddrBits)
+    "ScrubEngine" -> { p =>
+      BlockDef(
+        () => new ScrubEngine(p.chunks, p.chunkShift, p.pageShift, p.pageBits, p.memAddrBits),
+        Seq(
+          "chunks"        -> BigInt(p.chunks),
+          "chunk_shift"   -> BigInt(p.chunkShift),
+          "page_shift"    -> BigInt(p.pageShift),
+          "page_bits"     -> BigInt(p.pageBits),
+          "mem_addr_bits" -> BigInt(p.memAddrBits)
+        )
+      )
     }
   )
 
