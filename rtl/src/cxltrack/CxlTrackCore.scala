@@ -13,9 +13,9 @@ import chisel3.util._
  * the internal writers (slot merge, scrub). A request whose address is beyond the capacity is answered DECERR locally
  * once earlier requests have drained.
  *
- * Tables: dirty, accessed, BAT-valid bitmaps and hotness counters are registers updated by every source in the same
- * cycle; within one cycle the order is: harvest step / BAT command, then write invalidations are applied before a BAT
- * command reads the valid bit, and requests (set/increment) after a harvest clear. See docs/rtl-notes.md.
+ * Tables: dirty, accessed, BAT-valid bitmaps and hotness counters are [[TrackTable]]s (RAM, one read-modify-write per
+ * port and cycle, effect two cycles after the request). Within one cycle the port order decides: a harvest step before
+ * the sets/increments of its cycle, write invalidations before a BAT command. See docs/rtl-notes.md.
  */
 object St extends ChiselEnum {
   val sInit, sIdle, sCheck, sHarvest, sBatRd, sBatWait, sMergeRd, sMergeWait, sMergeWr, sMergeDrain, sQueryRd,
