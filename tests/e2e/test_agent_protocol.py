@@ -12,6 +12,7 @@ import resource
 import select
 import signal
 import subprocess
+import time
 import tty
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -203,3 +204,19 @@ def test_stalled_stdin_is_reported_with_the_chunk_it_waited_for(monkeypatch: pyt
     assert len(stream.sent) == 4  # request, chunks 1-3: nothing more after the missing ack
     with pytest.raises(GuestError, match="unusable"):
         chan.run("true", timeout=1)
+
+
+def test_watchdog_ends_a_wait_for_a_guest_that_cannot_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(agent, "WATCH_EVERY_S", 0.1)
+    calls: list[float] = []
+
+    def watchdog() -> None:
+        calls.append(time.monotonic())
+        if len(calls) == 3:
+            raise GuestError("vCPU 0 wedged")
+
+    chan = AgentChannel(StallingAgent(acks=0), lambda: True, watchdog)
+    t0 = time.monotonic()
+    with pytest.raises(GuestError, match="vCPU 0 wedged"):
+        chan.run("sleep 100", timeout=100)
+    assert time.monotonic() - t0 < 5 and len(calls) == 3

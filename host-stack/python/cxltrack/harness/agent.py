@@ -45,6 +45,8 @@ MAX_CMD = CHUNK
 ACK_TIMEOUT_S = 30.0
 # The host waits this much longer than the guest-side timeout before it gives up on the VM.
 HOST_GRACE_S = 15.0
+# While a wait lasts longer than this, the channel's watchdog (if any) checks the guest this often.
+WATCH_EVERY_S = 5.0
 MAX_SHOWN = 6000
 
 
@@ -137,12 +139,16 @@ def _describe(frame: _Ack | _Response) -> str:
 class AgentChannel:
     """Framed request/response over the virtio-serial port's Unix socket."""
 
-    def __init__(self, sock: Stream, alive: Callable[[], bool]) -> None:
+    def __init__(self, sock: Stream, alive: Callable[[], bool], watchdog: Callable[[], None] | None = None) -> None:
+        """`alive`: False once QEMU has exited. `watchdog`: called every WATCH_EVERY_S of a long
+        wait; raises GuestError when the guest can no longer answer (the wait then ends early)."""
         self.sock = sock
         self.alive = alive
+        self.watchdog = watchdog
         self.next_id = 1
         self.buf = b""
         self.broken: str | None = None
+        self._next_watch = 0.0
 
     def _recv_exact(self, n: int, deadline: float, what: str, limit: float) -> bytes:
         while len(self.buf) < n:
@@ -151,6 +157,9 @@ class AgentChannel:
                 raise TimeoutError(f"no {what} from the guest agent within {limit:g} s")
             if not self.alive():
                 raise GuestError(f"QEMU exited while waiting for {what}")
+            if self.watchdog is not None and now >= self._next_watch:
+                self._next_watch = now + WATCH_EVERY_S
+                self.watchdog()
             self.sock.settimeout(min(0.25, deadline - now))
             try:
                 chunk = self.sock.recv(1 << 20)
@@ -165,6 +174,7 @@ class AgentChannel:
     def _frame(self, limit: float, what: str) -> _Ack | _Response:
         """The agent's next frame (an ack or a response), waiting at most `limit` seconds."""
         deadline = time.monotonic() + limit
+        self._next_watch = time.monotonic() + WATCH_EVERY_S
         magic = self._recv_exact(4, deadline, what, limit)
         if magic == ACK_MAGIC:
             return _Ack(*ACK_BODY.unpack(self._recv_exact(ACK_BODY.size, deadline, what, limit)))
