@@ -29,6 +29,10 @@ def test_boot_and_commands(vm: Vm) -> None:
     vm.write_file("/tmp/x.bin", blob)
     assert vm.run("sha256sum /tmp/x.bin").out.split()[0] == __import__("hashlib").sha256(blob).hexdigest()
     assert vm.run("kill -9 $$", check=False).status == 128 + 9
+    # QEMU's view of the vCPUs (used to explain an agent that stops answering) parses, and a
+    # healthy guest has no wedged vCPU.
+    states = vm.vcpu_states()
+    assert len(states) == 2 and not any(s.wedged for s in states), [s.describe() for s in states]
 
 
 def test_timeout_kills_command_and_vm_stays_usable(vm: Vm) -> None:

@@ -12,7 +12,8 @@ from .image import (
 )
 from .kernel import KernelTree, ensure_kernel
 from .topology import Device, Object, Topology, cxl_type3_topology, plain_topology
-from .vm import Vm, VmConfig
+from .vcpu import VcpuState
+from .vm import GuestWedged, Vm, VmConfig
 
 __all__ = [
     "CommandResult",
@@ -20,11 +21,13 @@ __all__ = [
     "GuestCommandError",
     "GuestError",
     "GuestImage",
+    "GuestWedged",
     "InitramfsImage",
     "InitramfsSpec",
     "KernelTree",
     "Object",
     "Topology",
+    "VcpuState",
     "Vm",
     "VmConfig",
     "build_initramfs",

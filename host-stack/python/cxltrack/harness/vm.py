@@ -32,6 +32,7 @@ from .agent import AgentChannel, CommandResult, GuestCommandError, GuestError, S
 from .image import AGENT_PORT, GuestImage
 from .qmp import Qmp, QmpError
 from .topology import Topology
+from .vcpu import VcpuState, probe
 
 _live: weakref.WeakSet[Vm] = weakref.WeakSet()
 
@@ -61,6 +62,10 @@ def default_datadirs() -> list[Path]:
     /usr/share/qemu could hold firmware of another QEMU version."""
     env = os.environ.get("CXLTRACK_QEMU_DATADIRS", "")
     return [Path(p) for p in env.split(":") if p]
+
+
+class GuestWedged(GuestError):
+    """The agent did not answer and a vCPU is wedged (see harness/vcpu.py): the VM is lost."""
 
 
 def _remove_stale_tmp() -> None:
@@ -204,7 +209,7 @@ class Vm:
             except (OSError, QmpError) as exc:
                 time.sleep(0.5)
                 raise GuestError(f"QMP handshake failed: {exc}\n{self._diagnostics()}") from exc
-            self.agent = AgentChannel(conns[0], self.alive)
+            self.agent = AgentChannel(conns[0], self.alive, self._watchdog)
             try:
                 ready = self.agent.wait_ready(cfg.boot_timeout)
             except (TimeoutError, GuestError) as exc:
@@ -236,10 +241,54 @@ class Vm:
         rc = None if self.proc is None else self.proc.poll()
         q = self.qemu_log_text().splitlines()[-lines:]
         c = self.console_text().splitlines()[-lines:]
+        vcpus = ""
+        if rc is None and self.qmp is not None:
+            try:
+                vcpus = "--- vCPUs ---\n" + "\n".join(s.describe() for s in self.vcpu_states()) + "\n"
+            except (GuestError, QmpError, OSError, ValueError) as exc:
+                vcpus = f"--- vCPUs ---\n(state unavailable: {exc})\n"
         return (
             f"QEMU {'running' if rc is None else f'exit status {rc}'}; logs in {self.cfg.workdir}\n"
-            "--- qemu.log (tail) ---\n" + "\n".join(q) + "\n--- console.log (tail) ---\n" + "\n".join(c)
+            + vcpus
+            + "--- qemu.log (tail) ---\n"
+            + "\n".join(q)
+            + "\n--- console.log (tail) ---\n"
+            + "\n".join(c)
         )
+
+    # -- vCPU state ------------------------------------------------------------
+    def vcpu_states(self) -> list[VcpuState]:
+        """Every vCPU's state as QEMU sees it (halted, interrupts, local APIC); see harness/vcpu.py."""
+        qmp = self.qmp
+        if qmp is None or not self.alive():
+            raise GuestError("VM not running")
+
+        def hmp(line: str) -> str:
+            return str(qmp.command("human-monitor-command", **{"command-line": line}))
+
+        return probe(hmp)
+
+    def _wedged(self) -> list[VcpuState]:
+        try:
+            return [s for s in self.vcpu_states() if s.wedged]
+        except (GuestError, QmpError, OSError, ValueError):
+            return []
+
+    def _stuck_vcpus(self) -> list[VcpuState]:
+        """The wedged vCPUs, each seen wedged twice 1 s apart (the two HMP queries behind one
+        sighting are not one snapshot: a CPU just taking an interrupt could look wedged once)."""
+        first = self._wedged()
+        if not first:
+            return []
+        time.sleep(1.0)
+        again = {(s.index, tuple(s.isr)) for s in self._wedged()}
+        return [s for s in first if (s.index, tuple(s.isr)) in again]
+
+    def _watchdog(self) -> None:
+        """Ends a wait for the agent early when a vCPU is wedged: it would never answer."""
+        stuck = self._stuck_vcpus()
+        if stuck:
+            raise GuestError("the guest cannot answer any more:\n" + "\n".join(s.describe() for s in stuck))
 
     def shutdown(self, timeout: float = 10.0) -> None:
         """Stop QEMU (QMP quit, then SIGTERM, then SIGKILL) and release everything. Idempotent."""
@@ -305,7 +354,8 @@ class Vm:
             if tr is not None:
                 tr.write(f"$ {cmd}\n!! {exc}\n")
                 tr.flush()
-            raise GuestError(f"{exc}\n{self._diagnostics()}") from exc
+            cls = GuestWedged if self.alive() and self._stuck_vcpus() else GuestError
+            raise cls(f"{exc}\n{self._diagnostics()}") from exc
         if tr is not None:
             tr.write(f"$ {cmd}\n{res.describe()}\n\n")
             tr.flush()

@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Reading vCPU state from QEMU's HMP output (harness/vcpu.py), without a VM. The wedged
+sample is what QEMU showed for vCPU 0 when a driver-suite request never got an answer."""
+
+from __future__ import annotations
+
+from cxltrack.harness.vcpu import TIMER_VECTOR, VcpuState, parse_lapic, parse_registers, probe
+
+REGS = """
+CPU#0
+RAX=0000000000000000 RBX=0000000000000000 RCX=0000000000000000 RDX=0000000000000000
+RSI=0000000000000000 RDI=00000000000739ec RBP=ffffffff8b410940 RSP=ffffffff8b403e88
+RIP=ffffffff9a4d1e9f RFL=00000216 [----AP-] CPL=0 II=0 A20=1 SMM=0 HLT=1
+ES =0000 0000000000000000 00000000 00000000
+
+CPU#1
+RAX=0000000000000001 RBX=0000000000000000 RCX=0000000000000000 RDX=0000000000000001
+RIP=00007f0011223344 RFL=00000246 [---Z-P-] CPL=3 II=0 A20=1 SMM=0 HLT=0
+"""
+
+
+def lapic(isr: str, irr: str, ppr: int) -> str:
+    return (
+        "dumping local APIC state for CPU 0 \n\n"
+        "LVTT\t 0x000000ec active-hi edge                 one-shot     Fixed  (vec 236)\n"
+        "Timer\t DCR=0x3 (divide by 16) initial_count = 62 current_count = 0\n"
+        f"ISR\t {isr}\nIRR\t {irr}\n\n"
+        f"APR 0x00 TPR 0x10 DFR 0x0f LDR 0x00 PPR 0x{ppr:02x}\n"
+    )
+
+
+WEDGED = lapic("251 ", "236 251 ", 0xF0)
+IDLE = lapic("(none)", "(none)", 0x10)
+
+
+def test_parse_registers_and_lapic() -> None:
+    assert parse_registers(REGS) == {0: (0xFFFFFFFF9A4D1E9F, True, True), 1: (0x7F0011223344, False, True)}
+    assert parse_lapic(WEDGED) == ([251], [236, 251], 0xF0)
+    assert parse_lapic(IDLE) == ([], [], 0x10)
+    assert parse_lapic(lapic("49(level) ", "(none)", 0x30)) == ([49], [], 0x30)
+
+
+def test_wedged_only_when_every_pending_interrupt_is_masked_by_one_in_service() -> None:
+    def state(halted: bool, ie: bool, text: str) -> VcpuState:
+        isr, irr, ppr = parse_lapic(text)
+        return VcpuState(0, 0, halted, ie, isr, irr, ppr)
+
+    wedged = state(True, True, WEDGED)
+    assert wedged.wedged
+    assert "WEDGED: vector 0xfb is still in service" in wedged.describe() and "timer" in wedged.describe()
+    assert TIMER_VECTOR in wedged.irr
+    assert not state(True, True, IDLE).wedged  # plain idle
+    assert not state(False, True, WEDGED).wedged  # running: will EOI
+    assert not state(True, False, WEDGED).wedged  # interrupts off: not an APIC matter
+    assert not state(True, True, lapic("49 ", "236 ", 0x30)).wedged  # the timer outranks vector 0x31
+
+
+def test_probe_asks_each_cpu_lapic() -> None:
+    asked: list[str] = []
+
+    def hmp(line: str) -> str:
+        asked.append(line)
+        return REGS if line == "info registers -a" else WEDGED if line.endswith(" 0") else IDLE
+
+    states = probe(hmp)
+    assert asked == ["info registers -a", "info lapic 0", "info lapic 1"]
+    assert [s.wedged for s in states] == [True, False]
