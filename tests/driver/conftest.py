@@ -73,8 +73,8 @@ TrackerFactory = Callable[..., Tracker]
 @pytest.fixture
 def tracker_vm(boot_vm: BootVm) -> Iterator[TrackerFactory]:
     """Factory: tracker_vm(config="default", region=True, raw=False, load=True, cfg=None,
-    devices=None) → Tracker (cfg: a DeviceConfig instead of a named one; devices: more
-    QEMU devices for the topology).
+    devices=None, tcg_single_thread=False) → Tracker (cfg: a DeviceConfig instead of a named
+    one; devices: more QEMU devices for the topology; tcg_single_thread: see VmConfig).
     Boots the topology with the tracker built from config/<config>.toml, loads cxltrack.ko
     (allow_raw=1 if raw) and creates the devdax region /dev/dax0.0."""
     made: list[Vm] = []
@@ -87,13 +87,14 @@ def tracker_vm(boot_vm: BootVm) -> Iterator[TrackerFactory]:
         append: str = "",
         cfg: DeviceConfig | None = None,
         devices: list[Device] | None = None,
+        tcg_single_thread: bool = False,
     ) -> Tracker:
         require_tracker_qemu()
         cfg = cfg or cxlconfig.named(config)
         topo = tracker_topology(cfg)
         for dev in devices or []:
             topo.add(dev)
-        vm = boot_vm(topology=topo, append=append)
+        vm = boot_vm(topology=topo, append=append, tcg_single_thread=tcg_single_thread)
         made.append(vm)
         bdf = next(d["bdf"] for d in vm.pci_devices() if d["vendor"] == "0x1b36" and d["device"] == "0x0c7e")
         if load:

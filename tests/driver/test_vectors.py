@@ -35,7 +35,6 @@ import pytest
 from conftest import DAX, TrackerFactory
 
 from cxltrack import config as cxlconfig
-from cxltrack.harness import GuestCommandError, GuestError
 from cxltrack.vectors.format import Case, load_corpus
 from cxltrack.vectors.replay import Mismatch, ModelTarget, Replayer
 
@@ -256,31 +255,19 @@ def test_vector_corpus_through_driver(tracker_vm: TrackerFactory, config: str, s
     cfg = cxlconfig.named(config)
     if slow_tick:
         cfg = dataclasses.replace(cfg, tick_ns=SLOW_TICK_NS)
-    vm = tracker_vm(cfg=cfg, raw=True).vm
+    # Hundreds of requests on one VM: with multi-threaded TCG a vCPU wedged now and then (see
+    # VmConfig.tcg_single_thread). The replay's answers do not depend on how finely the two
+    # guest threads of a race case interleave (they must match the model in any order).
+    vm = tracker_vm(cfg=cfg, raw=True, tcg_single_thread=True).vm
     failures = []
     runs = 0
-    stalls = []
     for case in cases:
         for sched in _runs(case):
             runs += 1
-            for attempt in (1, 2):
-                try:
-                    replay_on_guest(vm, case, sched, cfg.tick_ns)
-                except (Mismatch, AssertionError) as exc:
-                    failures.append(f"[schedule {sched}] {exc}")
-                except GuestError as exc:
-                    # Only a stalled agent channel (no answer at all, seen rarely with a
-                    # large stdin on virtio-serial) is retried, once, on a new VM; a
-                    # command that answered wrongly or exited non-zero is never retried.
-                    if isinstance(exc, GuestCommandError) or attempt == 2:
-                        raise
-                    stalls.append(f"{case.name} [schedule {sched}]: {str(exc).splitlines()[0]}")
-                    vm.shutdown()
-                    vm = tracker_vm(cfg=cfg, raw=True).vm
-                    continue
-                break
-    for note in stalls:
-        print(f"agent channel stalled, case replayed again on a new VM: {note}")
+            try:
+                replay_on_guest(vm, case, sched, cfg.tick_ns)
+            except (Mismatch, AssertionError) as exc:
+                failures.append(f"[schedule {sched}] {exc}")
     print(f"{runs - len(failures)} of {runs} case runs agree with the model ({len(cases)} cases, config {config})")
     # After raw mode the driver is back in charge: a normal command works.
     vm.run("cxltrack harvest dirty 0 64 --format count")

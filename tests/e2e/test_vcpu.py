@@ -1,9 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Reading vCPU state from QEMU's HMP output (harness/vcpu.py), without a VM. The wedged
-sample is what QEMU showed for vCPU 0 when a driver-suite request never got an answer."""
+"""Reading vCPU state from QEMU's HMP output (harness/vcpu.py), and the TCG thread mode,
+without a VM. The wedged sample is what QEMU showed for vCPU 0 when a driver-suite request
+never got an answer."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+from cxltrack.harness import Vm, VmConfig, cxl_type3_topology
 from cxltrack.harness.vcpu import TIMER_VECTOR, VcpuState, parse_lapic, parse_registers, probe
 
 REGS = """
@@ -65,3 +70,21 @@ def test_probe_asks_each_cpu_lapic() -> None:
     states = probe(hmp)
     assert asked == ["info registers -a", "info lapic 0", "info lapic 1"]
     assert [s.wedged for s in states] == [True, False]
+
+
+class _Image:
+    name = "none"
+
+    def qemu_args(self, append: str = "") -> list[str]:
+        return ["-kernel", "k"]
+
+
+def test_single_threaded_tcg_only_on_request(tmp_path: Path) -> None:
+    def accel(**cfg: Any) -> str:
+        vm = Vm(VmConfig(qemu=Path("qemu"), image=_Image(), topology=cxl_type3_topology(), workdir=tmp_path, **cfg))
+        args = vm.command_line(tmp_path / "a.sock", tmp_path / "q.sock")
+        return args[args.index("-accel") + 1]
+
+    assert accel(accel="tcg") == "tcg"
+    assert accel(accel="tcg", tcg_single_thread=True) == "tcg,thread=single"
+    assert accel(accel="kvm", tcg_single_thread=True) == "kvm"
