@@ -33,7 +33,8 @@ object Blocks extends App {
     "TrackTable" -> { p =>
       BlockDef(
         () => new TrackTable(p.words, p.hotBits, 3, "TrackTable"),
-        Seq("words" -> BigInt(p.words), "lane_bits" -> BigInt(p.hotBits), "n_ports" -> BigInt(3))
+        Seq("words" -> BigInt(p.words), "lane_bits" -> BigInt(p.hotBits), "n_ports" -> BigInt(3)) ++
+          TableOp.Names.zipWithIndex.map { case (n, i) => s"op_$n" -> BigInt(i) } // the bench's op codes
       )
     },
     // as CxlTrackCore: new ScrubEngine(C, p.chunkShift, p.pageShift, p.pageBits, p.memAddrBits)

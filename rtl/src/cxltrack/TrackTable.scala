@@ -6,15 +6,16 @@ import chisel3.util._
 
 /** Operations a [[TrackTable]] port applies to the 64-lane word it addresses. */
 object TableOp {
-  val READ                       = 0 // no change (the old word is still returned)
-  val ZERO                       = 1 // every lane := 0
-  val HALVE                      = 2 // every lane := lane >> 1
-  val SET                        = 3 // lane := 1
-  val CLEAR                      = 4 // lane := 0
-  val INC                        = 5 // lane := min(lane + 1, max)
-  val Bits                       = 3
-  val Names                      = Seq("READ", "ZERO", "HALVE", "SET", "CLEAR", "INC")
-  val Ops                        = Names.indices
+  // the code of an operation is its position here (block.json gives the list to the block bench)
+  val Names = Seq("READ", "ZERO", "HALVE", "SET", "CLEAR", "INC")
+  val READ  = Names.indexOf("READ")  // no change (the old word is still returned)
+  val ZERO  = Names.indexOf("ZERO")  // every lane := 0
+  val HALVE = Names.indexOf("HALVE") // every lane := lane >> 1
+  val SET   = Names.indexOf("SET")   // lane := 1
+  val CLEAR = Names.indexOf("CLEAR") // lane := 0
+  val INC   = Names.indexOf("INC")   // lane := min(lane + 1, max)
+  val Bits  = 3
+  require(Names.length <= (1 << Bits))
   def max(laneBits: Int): BigInt = (BigInt(1) << laneBits) - 1
 }
 

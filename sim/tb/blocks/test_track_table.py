@@ -26,7 +26,18 @@ from .common import block_params, next_cycle, settle, sig, start
 BLOCK = "TrackTable"
 CYCLES = int(os.environ.get("CXLTRACK_BLOCK_CYCLES", "12000"))
 COVERAGE_NAME = "block_track_table"
-OPS = ("READ", "ZERO", "HALVE", "SET", "CLEAR", "INC")  # rtl/src/cxltrack/TrackTable.scala, TableOp
+
+
+def _ops() -> tuple[str, ...]:
+    """Operation names by code, as TrackTable.scala's TableOp defines them (Blocks writes them
+    into block.json, so the bench has no second copy of the codes)."""
+    codes = {k.removeprefix("op_"): v for k, v in block_params().items() if k.startswith("op_")}
+    names = tuple(sorted(codes, key=codes.__getitem__))
+    assert [codes[n] for n in names] == list(range(len(names))), f"op codes not dense: {codes}"
+    return names
+
+
+OPS = _ops()
 LATENCY = 2
 
 
