@@ -15,12 +15,14 @@ RTL_TICK_CYCLES_SIM := 4
 # rtl/src/cxltrack/Blocks.scala, emitted into build/rtl/blocks/<Block>-<config>/
 RTL_BLOCK_CONFIG := $(RTL_SIM_CONFIG)
 RTL_BLOCKS_STAMP := $(RTL_BUILD)/blocks/.$(RTL_BLOCK_CONFIG).stamp
-RTL_APT := openjdk-17-jdk-headless iverilog yosys liblz4-dev zlib1g-dev make g++
+# curl: the Mill launcher below and the launcher's own download of the Mill executable.
+RTL_APT := curl openjdk-17-jdk-headless iverilog yosys liblz4-dev zlib1g-dev make g++
 RTL_PYTEST = cd $(TOP)/sim && $(call PYTEST,$(1))
 
 .PHONY: rtl rtl-sim rtl-blocks rtl-deps lint-rtl test-rtl bench-rtl synth-estimate synth-scaling fmt-rtl check-fmt-rtl
 
 $(MILL_SH):
+	@$(TOP)/scripts/apt-ensure $(RTL_APT)
 	@mkdir -p $(dir $@)
 	@curl -sSfL -o $@.tmp $(MILL_LAUNCHER_URL)
 	@echo "$(MILL_LAUNCHER_SHA256)  $@.tmp" | sha256sum -c --quiet - || { rm -f $@.tmp; echo "mill launcher: sha256 mismatch"; exit 1; }

@@ -87,6 +87,7 @@ host-tools: $(DRIVER_BIN)/cxltrack $(DRVTEST_BIN) ## libcxltrack, the cxltrack C
 # The uapi header cannot use BIT() (not exported to user space), hence BIT_MACRO there.
 CHECKPATCH_OPTS := --strict --no-tree --quiet --terse --show-types --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG
 driver-check: ## checkpatch.pl --strict over driver/ (cached linux-source checkpatch)
+	@$(TOP)/scripts/apt-ensure perl xz-utils >&2
 	@cp=$$($(DRIVER_SRC)/scripts/get-checkpatch) && \
 	out=$$(perl $$cp $(CHECKPATCH_OPTS) -f $(wildcard $(DRIVER_SRC)/*.c $(DRIVER_SRC)/*.h $(TOP)/tests/driver/kmod/*.c) \
 		$(DRIVER_SRC)/include/linux/cxltrack.h; \
