@@ -6,7 +6,7 @@
 QEMU_BUILD := $(TOP)/qemu-cxl-model/build-qemu
 TEST_SUITES += qemu
 
-.PHONY: qemu qemu-path qemu-firmware-dirs test-qemu test-qemu-asan bench-qemu
+.PHONY: qemu qemu-path qemu-firmware-dirs test-qemu test-qemu-asan bench-qemu qemu-series qemu-checkpatch
 
 qemu: ## build the patched QEMU if needed (cached by key); prints its path
 	@$(QEMU_BUILD)
@@ -34,13 +34,15 @@ test-qemu-asan: ## the QEMU suite on an ASan+UBSan build (slow cold build; not i
 		export ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 && \
 		$(call PYTEST,qemu-asan) $(TOP)/qemu-cxl-model/tests
 
+qemu-series: ## the self-contained series for upstream review (patches + src/ + header) -> out/qemu-series
+	@$(TOP)/qemu-cxl-model/export-series $(OUT)/qemu-series
+
 # QEMU's own checkpatch.pl (from the pristine trixie tree build-qemu unpacks)
-# over every patch of the series.
-qemu-checkpatch: ## scripts/checkpatch.pl of QEMU 10.0 over qemu-cxl-model/patches/*.patch
-	@$(QEMU_BUILD) >/dev/null
-	@ver=$$(sed -n 's/^QEMU_SRC_VERSION="1:\(.*\)"$$/\1/p' $(QEMU_BUILD)); \
-	cp="$(CACHE)/qemu-src/$$ver/tree/scripts/checkpatch.pl"; \
+# over every patch of the exported series, so the sources under
+# qemu-cxl-model/src/ are checked as the patch that adds them.
+qemu-checkpatch: qemu-series ## scripts/checkpatch.pl of QEMU 10.0 over the exported series
+	@cp="$$($(QEMU_BUILD) --pristine-dir)/scripts/checkpatch.pl"; \
 	test -f "$$cp" || { echo "qemu-checkpatch: $$cp missing"; exit 1; }; \
-	for p in $(TOP)/qemu-cxl-model/patches/*.patch; do \
+	for p in $(OUT)/qemu-series/*.patch; do \
 		perl "$$cp" -q "$$p" || { echo "qemu-checkpatch: $$(basename $$p) is not clean"; exit 1; }; \
-	done; echo "qemu-checkpatch: every patch clean"
+	done; echo "qemu-checkpatch: every patch of the exported series clean"
