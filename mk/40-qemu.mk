@@ -24,7 +24,7 @@ test-qemu: ## QEMU smoke test, shared-vector replay and fuzz over qtest
 	@CXLTRACK_QEMU=$${CXLTRACK_QEMU:-$$($(QEMU_BUILD))} && export CXLTRACK_QEMU && \
 		$(call PYTEST,qemu) $(TOP)/qemu-cxl-model/tests
 
-bench-qemu: ## window throughput, tracking on vs off; last line ratio=<x>
+bench-qemu: ## window throughput, tracking on vs off in short pairs; last line ratio=<median> ci95=<lo..hi> pairs=<n>
 	@CXLTRACK_QEMU=$${CXLTRACK_QEMU:-$$($(QEMU_BUILD))} && export CXLTRACK_QEMU && \
 		$(PY) $(TOP)/qemu-cxl-model/tests/bench.py
 
