@@ -15,74 +15,22 @@
 
 #include "cxltrack_core.h"
 
-void cxlt_fill_info(struct cxlt_dev *cd, struct cxlt_info *info)
-{
-	const struct cxlt_caps *c = &cd->caps;
-
-	memset(info, 0, sizeof(*info));
-	info->uapi_version = CXLT_UAPI_VERSION;
-	info->hw_version = c->hw_version;
-	info->pages = c->pages;
-	info->page_shift = c->page_shift;
-	info->num_slots = c->num_slots;
-	info->hot_bits = c->hot_bits;
-	info->evq_depth_log2 = c->evq_depth_log2;
-	info->chunk_shift = c->chunk_shift;
-	info->num_chunks = c->num_chunks;
-	info->disk_bits = c->disk_bits;
-	info->block_bits = c->block_bits;
-	info->tick_ns = c->tick_ns;
-	info->harvest_align = CXLT_HARVEST_ALIGN_PAGES;
-	info->id = cd->id;
-	info->memdev_devfn = cd->memdev->devfn;
-	info->memdev_bus = pci_domain_nr(cd->memdev->bus) << 8 | cd->memdev->bus->number;
-}
-
-int cxlt_read_stats(struct cxlt_dev *cd, struct cxlt_stats *s)
-{
-	int ret;
-
-	memset(s, 0, sizeof(*s));
-	ret = cxlt_enter(cd, NULL);
-	if (ret)
-		return ret;
-	s->reads = cxlt_rd64(cd, CXLT_STAT_READS_LO);
-	s->writes = cxlt_rd64(cd, CXLT_STAT_WRITES_LO);
-	s->decerr = cxlt_rd(cd, CXLT_STAT_DECERR);
-	s->bat_inv = cxlt_rd(cd, CXLT_STAT_BAT_INV);
-	s->evq_dropped = cxlt_rd(cd, CXLT_EVQ_DROPPED);
-	s->err_status = cxlt_rd(cd, CXLT_ERR_STATUS);
-	s->err_addr = cxlt_rd(cd, CXLT_ERR_ADDR);
-	s->err_count = cxlt_rd(cd, CXLT_ERR_COUNT);
-	cxlt_leave(cd);
-	s->commands = atomic64_read(&cd->cnt.commands);
-	s->cmd_errors = atomic64_read(&cd->cnt.cmd_errors);
-	s->cmd_timeouts = atomic64_read(&cd->cnt.cmd_timeouts);
-	s->irqs = atomic64_read(&cd->cnt.irqs);
-	s->events = atomic64_read(&cd->cnt.events);
-	s->events_lost = atomic64_read(&cd->cnt.events_lost);
-	return 0;
-}
-
 static int cxlt_open(struct inode *inode, struct file *file)
 {
 	struct cxlt_dev *cd = container_of(inode->i_cdev, struct cxlt_dev, cdev);
 	struct cxlt_file *f;
+	int ret;
 
 	f = kzalloc(sizeof(*f), GFP_KERNEL);
 	if (!f)
 		return -ENOMEM;
 	cxlt_dev_get(cd);
-	down_read(&cd->life);
-	if (cd->dead) {
-		up_read(&cd->life);
+	ret = cxlt_file_open(cd, f);
+	if (ret) {
 		cxlt_dev_put(cd);
 		kfree(f);
-		return -ENODEV;
+		return ret;
 	}
-	f->cd = cd;
-	cxlt_evq_add_file(cd, f);
-	up_read(&cd->life);
 	file->private_data = f;
 	return stream_open(inode, file);
 }
@@ -92,12 +40,40 @@ static int cxlt_release(struct inode *inode, struct file *file)
 	struct cxlt_file *f = file->private_data;
 	struct cxlt_dev *cd = f->cd;
 
-	cxlt_raw_release(cd, f);
-	cxlt_slots_release_file(cd, f);
-	cxlt_evq_del_file(cd, f);
+	cxlt_file_release(cd, f);
 	kfree(f);
 	cxlt_dev_put(cd);
 	return 0;
+}
+
+/*
+ * Copy queued records to @buf; a record leaves the ring only once it was
+ * copied, so on -EFAULT it is still there for the next read().
+ */
+static ssize_t cxlt_read_queued(struct cxlt_file *f, char __user *buf,
+				size_t max)
+{
+	struct cxlt_event ev[16];
+	ssize_t done = 0;
+	int n;
+
+	if (mutex_lock_interruptible(&f->read_lock))
+		return -EINTR;
+	while (max) {
+		n = cxlt_evq_peek(f->cd, f, ev, min_t(size_t, max, ARRAY_SIZE(ev)));
+		if (!n)
+			break;
+		if (copy_to_user(buf + done, ev, n * sizeof(ev[0]))) {
+			if (!done)
+				done = -EFAULT;
+			break;
+		}
+		cxlt_evq_consume(f->cd, f, n);
+		done += n * sizeof(ev[0]);
+		max -= n;
+	}
+	mutex_unlock(&f->read_lock);
+	return done;
 }
 
 static ssize_t cxlt_read(struct file *file, char __user *buf, size_t len,
@@ -105,18 +81,21 @@ static ssize_t cxlt_read(struct file *file, char __user *buf, size_t len,
 {
 	struct cxlt_file *f = file->private_data;
 	struct cxlt_dev *cd = f->cd;
-	struct cxlt_event ev[16];
-	size_t max = len / sizeof(ev[0]);
-	ssize_t done = 0;
-	int n, ret;
+	size_t max = len / sizeof(struct cxlt_event);
+	ssize_t done;
+	int ret;
 
 	if (!max)
 		return -EINVAL;
 	for (;;) {
 		if (READ_ONCE(cd->dead))
 			return -ENODEV;
-		if (cxlt_evq_pending(cd, f))
-			break;
+		if (cxlt_evq_pending(cd, f)) {
+			done = cxlt_read_queued(f, buf, max);
+			/* 0: another reader of this file took them first */
+			if (done)
+				return done;
+		}
 		if (file->f_flags & O_NONBLOCK)
 			return -EAGAIN;
 		ret = wait_event_interruptible(cd->wq, cxlt_evq_pending(cd, f) ||
@@ -124,16 +103,6 @@ static ssize_t cxlt_read(struct file *file, char __user *buf, size_t len,
 		if (ret)
 			return ret;
 	}
-	while (max) {
-		n = cxlt_evq_pop(cd, f, ev, min_t(size_t, max, ARRAY_SIZE(ev)));
-		if (!n)
-			break;
-		if (copy_to_user(buf + done, ev, n * sizeof(ev[0])))
-			return done ? done : -EFAULT;
-		done += n * sizeof(ev[0]);
-		max -= n;
-	}
-	return done;
 }
 
 static __poll_t cxlt_poll(struct file *file, poll_table *wait)
@@ -160,6 +129,7 @@ static bool cxlt_rsvd_zero(const u64 *r, int n)
 
 static long cxlt_ioc_harvest(struct cxlt_file *f, void __user *argp)
 {
+	struct cxlt_harvest __user *uh = argp;
 	struct cxlt_dev *cd = f->cd;
 	struct cxlt_harvest h;
 	u64 need;
@@ -167,32 +137,30 @@ static long cxlt_ioc_harvest(struct cxlt_file *f, void __user *argp)
 
 	if (copy_from_user(&h, argp, sizeof(h)))
 		return -EFAULT;
-	if (!cxlt_rsvd_zero(h.reserved, ARRAY_SIZE(h.reserved)))
+	/* Everything is validated before buf or the device is touched. */
+	if (h.reserved)
 		return -EINVAL;
-	if (h.kind > CXLT_HARVEST_HOTNESS)
-		return -EINVAL;
-	if (h.start % CXLT_HARVEST_ALIGN_PAGES || h.count % CXLT_HARVEST_ALIGN_PAGES)
-		return -EINVAL;
-	if (!h.count || h.start >= cd->caps.pages || h.count > cd->caps.pages - h.start)
-		return -ERANGE;
+	ret = cxlt_harvest_check(cd, h.kind, h.start, h.count, h.flags);
+	if (ret)
+		return ret;
 	need = h.kind == CXLT_HARVEST_HOTNESS ? h.count : h.count / 8;
 	if (h.buf_len < need)
 		return -EINVAL;
-	/*
-	 * A harvest with CLEAR cannot be undone: make sure the whole output
-	 * buffer is writable before the first command (it is output anyway).
-	 */
 	if (!h.buf || !access_ok(u64_to_user_ptr(h.buf), need))
 		return -EFAULT;
-	if (clear_user(u64_to_user_ptr(h.buf), need))
+	/*
+	 * The results go into the argument; make sure it takes them before a
+	 * command with CLEAR runs. Each command's part of buf is pinned by
+	 * cxlt_do_harvest() before the command, so a fault there stops the
+	 * harvest with nothing lost.
+	 */
+	if (put_user(0, &uh->done) || put_user(0, &uh->nr_set))
 		return -EFAULT;
 	ret = cxlt_do_harvest(cd, f, h.kind, h.start, h.count, h.flags, NULL,
-			      u64_to_user_ptr(h.buf), &h.nr_set);
-	if (ret)
-		return ret;
-	if (put_user(h.nr_set, &((struct cxlt_harvest __user *)argp)->nr_set))
+			      u64_to_user_ptr(h.buf), &h.nr_set, &h.done);
+	if (put_user(h.nr_set, &uh->nr_set) || put_user(h.done, &uh->done))
 		return -EFAULT;
-	return 0;
+	return ret;
 }
 
 static long cxlt_ioc_slot_write(struct cxlt_file *f, void __user *argp)

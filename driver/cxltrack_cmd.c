@@ -194,51 +194,6 @@ void cxlt_read_window(struct cxlt_dev *cd, void *dst, size_t len)
 	}
 }
 
-/* Caller holds cmd_lock. */
-static void cxlt_write_ctrl(struct cxlt_dev *cd)
-{
-	cxlt_wr(cd, CXLT_CTRL, cd->ctrl);
-	cxlt_wr(cd, CXLT_SLOT_TIMEOUT, cd->slot_timeout);
-}
-
-int cxlt_set_ctrl(struct cxlt_dev *cd, struct cxlt_ctrl *c)
-{
-	u32 set = 0, clr = 0;
-	int ret;
-
-	if (c->flags & ~CXLT_CTRL_TIMEOUT ||
-	    (c->set | c->clear) & ~(CXLT_CTRL_F_TRACK_EN | CXLT_CTRL_F_BAT_INV_EVT) ||
-	    c->set & c->clear || c->reserved[0] || c->reserved[1])
-		return -EINVAL;
-	if (c->set & CXLT_CTRL_F_TRACK_EN)
-		set |= CXLT_CTRL_TRACK_EN_MASK;
-	if (c->set & CXLT_CTRL_F_BAT_INV_EVT)
-		set |= CXLT_CTRL_BAT_INV_EVT_EN_MASK;
-	if (c->clear & CXLT_CTRL_F_TRACK_EN)
-		clr |= CXLT_CTRL_TRACK_EN_MASK;
-	if (c->clear & CXLT_CTRL_F_BAT_INV_EVT)
-		clr |= CXLT_CTRL_BAT_INV_EVT_EN_MASK;
-
-	ret = cxlt_enter(cd, NULL);
-	if (ret)
-		return ret;
-	/* A pure query (nothing to set, clear or time) does not write the device. */
-	if (set | clr | (c->flags & CXLT_CTRL_TIMEOUT)) {
-		cd->ctrl = (cd->ctrl & ~clr) | set;
-		if (c->flags & CXLT_CTRL_TIMEOUT)
-			cd->slot_timeout = c->slot_timeout;
-		cxlt_write_ctrl(cd);
-	}
-	c->ctrl = 0;
-	if (cxlt_rd(cd, CXLT_CTRL) & CXLT_CTRL_TRACK_EN_MASK)
-		c->ctrl |= CXLT_CTRL_F_TRACK_EN;
-	if (cxlt_rd(cd, CXLT_CTRL) & CXLT_CTRL_BAT_INV_EVT_EN_MASK)
-		c->ctrl |= CXLT_CTRL_F_BAT_INV_EVT;
-	c->cur_timeout = cxlt_rd(cd, CXLT_SLOT_TIMEOUT);
-	cxlt_leave(cd);
-	return 0;
-}
-
 /**
  * cxlt_resync() - re-read the device state the driver caches
  * @cd: tracker; caller holds cmd_lock and evq_mutex

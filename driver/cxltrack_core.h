@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * cxltrack driver internals.
+ * cxltrack driver core: the state of one tracker and the operations on it.
+ * The PCI binding (cxltrack_main.c) creates the two user-facing leaves, the
+ * character device (cxltrack_cdev.c) and sysfs (cxltrack_sysfs.c); both call
+ * only into the core, and nothing in the core calls into them.
  *
  * Lifetime
  * --------
@@ -25,6 +28,8 @@
  *   evq_mutex mutex. Draining the event queue (IRQ thread, raw-mode exit,
  *             reset_done) and the notifier chain is called under it.
  *   evq_lock  spinlock. The list of open files and their event rings.
+ *   f->read_lock  mutex per file, taken alone: one reader copies out at a
+ *             time, so a record leaves the ring only after it was copied.
  * The IRQ thread takes only evq_mutex and evq_lock; remove() frees the IRQ
  * (waiting for the thread) before the BAR goes away.
  */
@@ -118,6 +123,7 @@ struct cxlt_dev {
 struct cxlt_file {
 	struct cxlt_dev *cd;
 	struct list_head node;		/* cd->files */
+	struct mutex read_lock;		/* see "Locking" above */
 	/* event ring, under cd->evq_lock */
 	struct cxlt_event ring[CXLT_FILE_RING];
 	unsigned int head, tail;	/* free-running */
@@ -129,9 +135,15 @@ struct cxlt_cmd_res {
 	u64 r0, r1;
 };
 
-/* cxltrack_main.c */
+/* cxltrack_dev.c: lifetime, configuration, counters, control, open files */
 void cxlt_dev_get(struct cxlt_dev *cd);
 void cxlt_dev_put(struct cxlt_dev *cd);
+void cxlt_fill_info(struct cxlt_dev *cd, struct cxlt_info *info);
+int cxlt_read_stats(struct cxlt_dev *cd, struct cxlt_stats *s);
+int cxlt_set_ctrl(struct cxlt_dev *cd, struct cxlt_ctrl *c);
+void cxlt_write_ctrl(struct cxlt_dev *cd);
+int cxlt_file_open(struct cxlt_dev *cd, struct cxlt_file *f);
+void cxlt_file_release(struct cxlt_dev *cd, struct cxlt_file *f);
 
 /* cxltrack_cmd.c */
 int cxlt_enter(struct cxlt_dev *cd, struct cxlt_file *f);
@@ -142,12 +154,13 @@ void cxlt_read_window(struct cxlt_dev *cd, void *dst, size_t len);
 int cxlt_raw(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_raw *r);
 void cxlt_raw_release(struct cxlt_dev *cd, struct cxlt_file *f);
 void cxlt_resync(struct cxlt_dev *cd);
-int cxlt_set_ctrl(struct cxlt_dev *cd, struct cxlt_ctrl *c);
 
 /* cxltrack_track.c */
+int cxlt_harvest_check(struct cxlt_dev *cd, u32 kind, u64 start, u64 count,
+		       u32 flags);
 int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f, u32 kind,
 		    u64 start, u64 count, u32 flags, void *kbuf,
-		    void __user *ubuf, u64 *nr_set);
+		    void __user *ubuf, u64 *nr_set, u64 *done);
 int cxlt_do_bat(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_bat *b,
 		const void *kaddr);
 
@@ -176,16 +189,13 @@ void cxlt_evq_drain(struct cxlt_dev *cd);
 void cxlt_evq_add_file(struct cxlt_dev *cd, struct cxlt_file *f);
 void cxlt_evq_del_file(struct cxlt_dev *cd, struct cxlt_file *f);
 bool cxlt_evq_pending(struct cxlt_dev *cd, struct cxlt_file *f);
-int cxlt_evq_pop(struct cxlt_dev *cd, struct cxlt_file *f,
-		 struct cxlt_event *out, int max);
+int cxlt_evq_peek(struct cxlt_dev *cd, struct cxlt_file *f,
+		  struct cxlt_event *out, int max);
+void cxlt_evq_consume(struct cxlt_dev *cd, struct cxlt_file *f, int n);
 void cxlt_int_enable(struct cxlt_dev *cd, bool on);
 
-/* cxltrack_cdev.c */
+/* The leaves, used only by the PCI binding (cxltrack_main.c). */
 extern const struct file_operations cxlt_fops;
-void cxlt_fill_info(struct cxlt_dev *cd, struct cxlt_info *info);
-int cxlt_read_stats(struct cxlt_dev *cd, struct cxlt_stats *s);
-
-/* cxltrack_sysfs.c */
 extern const struct attribute_group *cxlt_groups[];
 void cxlt_sysfs_init(void);
 

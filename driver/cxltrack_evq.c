@@ -68,6 +68,7 @@ void cxlt_evq_drain(struct cxlt_dev *cd)
 	while (limit--) {
 		struct cxlt_event ev = {};
 		u32 cnt, h0;
+		bool gap;
 
 		cnt = cxlt_rd(cd, CXLT_EVQ_COUNT);
 		if (cnt == ~0U || !(cnt & CXLT_EVQ_COUNT_COUNT_MASK))
@@ -79,19 +80,27 @@ void cxlt_evq_drain(struct cxlt_dev *cd)
 		ev.arg = cxlt_rd64(cd, CXLT_EVT_ARG_LO);
 		cxlt_wr(cd, CXLT_EVQ_POP, CXLT_EVQ_POP_POP_MASK);
 		ev.timestamp_ns = ktime_get_ns();
+		/*
+		 * SEQ is checked for every record the device popped, delivered
+		 * or not: a record dropped here for its type is not a gap in
+		 * the device's queue, and must not make the next one look like
+		 * one.
+		 */
+		gap = cd->evt_seq_valid && ev.seq != cd->evt_seq + 1;
+		cd->evt_seq = ev.seq;
+		cd->evt_seq_valid = true;
 		if (ev.type < CXLT_EV_SLOT_FULL || ev.type > CXLT_EV_ERROR) {
 			dev_warn_ratelimited(&cd->dev, "bad event type %u (seq %u)\n",
 					     ev.type, ev.seq);
+			cd->evt_flags |= gap ? CXLT_EVENT_F_GAP : 0;
 			continue;
 		}
 		ev.flags = cd->evt_flags;
 		cd->evt_flags = 0;
-		if (cd->evt_seq_valid && ev.seq != cd->evt_seq + 1) {
+		if (gap) {
 			ev.flags |= CXLT_EVENT_F_GAP;
 			atomic64_inc(&cd->cnt.events_lost);
 		}
-		cd->evt_seq = ev.seq;
-		cd->evt_seq_valid = true;
 		atomic64_inc(&cd->cnt.events);
 		if (ev.type == CXLT_EV_ERROR)
 			dev_warn_ratelimited(&cd->dev,
@@ -198,19 +207,32 @@ bool cxlt_evq_pending(struct cxlt_dev *cd, struct cxlt_file *f)
 	return ret;
 }
 
-/* Take up to @max records from the file's ring; return how many. */
-int cxlt_evq_pop(struct cxlt_dev *cd, struct cxlt_file *f,
-		 struct cxlt_event *out, int max)
+/*
+ * Copy up to @max records from the front of the file's ring without taking
+ * them; return how many. The caller holds f->read_lock, so they stay at the
+ * front until cxlt_evq_consume() (the IRQ thread only adds at the back).
+ */
+int cxlt_evq_peek(struct cxlt_dev *cd, struct cxlt_file *f,
+		  struct cxlt_event *out, int max)
 {
+	unsigned int t;
 	int n = 0;
 
+	lockdep_assert_held(&f->read_lock);
 	spin_lock(&cd->evq_lock);
-	while (n < max && f->tail != f->head) {
-		out[n++] = f->ring[f->tail % CXLT_FILE_RING];
-		f->tail++;
-	}
+	for (t = f->tail; n < max && t != f->head; t++)
+		out[n++] = f->ring[t % CXLT_FILE_RING];
 	spin_unlock(&cd->evq_lock);
 	return n;
+}
+
+/* Take @n records peeked by cxlt_evq_peek() off the ring. */
+void cxlt_evq_consume(struct cxlt_dev *cd, struct cxlt_file *f, int n)
+{
+	lockdep_assert_held(&f->read_lock);
+	spin_lock(&cd->evq_lock);
+	f->tail += n;
+	spin_unlock(&cd->evq_lock);
 }
 
 int cxlt_register_notifier(struct cxlt_dev *cd, struct notifier_block *nb)

@@ -49,16 +49,6 @@ static void cxlt_dev_release(struct device *dev)
 	kfree(cd);
 }
 
-void cxlt_dev_get(struct cxlt_dev *cd)
-{
-	get_device(&cd->dev);
-}
-
-void cxlt_dev_put(struct cxlt_dev *cd)
-{
-	put_device(&cd->dev);
-}
-
 #define CAPF(v, reg, f) (((v) & CXLT_##reg##_##f##_MASK) >> CXLT_##reg##_##f##_SHIFT)
 
 static int cxlt_read_caps(struct cxlt_dev *cd)

@@ -4,6 +4,8 @@
  * (spec sections 3, 5.1) and the block-association table (5.2).
  */
 #include <linux/bitops.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <asm/cacheflush.h>
@@ -35,6 +37,79 @@ static u64 cxlt_nonzero(const u8 *buf, size_t len, u8 max, bool *bad)
 }
 
 /**
+ * cxlt_harvest_check() - validate a harvest request before anything is done
+ * @cd: tracker
+ * @kind: CXLT_HARVEST_*
+ * @start: first page
+ * @count: pages
+ * @flags: CXLT_HARVEST_F_*
+ *
+ * Return: 0, -EINVAL or -ERANGE.
+ */
+int cxlt_harvest_check(struct cxlt_dev *cd, u32 kind, u64 start, u64 count,
+		       u32 flags)
+{
+	if (kind > CXLT_HARVEST_HOTNESS || flags & ~CXLT_HARVEST_F_ALL)
+		return -EINVAL;
+	if ((flags & CXLT_HARVEST_F_ALL) == CXLT_HARVEST_F_ALL)
+		return -EINVAL;
+	if (kind != CXLT_HARVEST_HOTNESS && flags & CXLT_HARVEST_F_DECAY)
+		return -EINVAL;
+	if (start % CXLT_HARVEST_ALIGN_PAGES || count % CXLT_HARVEST_ALIGN_PAGES)
+		return -EINVAL;
+	if (!count || start >= cd->caps.pages || count > cd->caps.pages - start)
+		return -ERANGE;
+	return 0;
+}
+
+/*
+ * The user pages under one command's output, pinned for writing before the
+ * command runs: a command with CLEAR must never have its output lost to a
+ * fault (munmap, mprotect by another thread) after the device cleared it.
+ * One command's output is at most CXLT_RESULT_SIZE bytes, so two pages.
+ */
+struct cxlt_upin {
+	struct page *pages[2];
+	int n;
+	size_t off;
+};
+
+static_assert(CXLT_MAX_HARVEST_BITS / 8 <= PAGE_SIZE &&
+	      CXLT_MAX_HARVEST_HOT <= PAGE_SIZE);
+
+static int cxlt_upin_get(struct cxlt_upin *u, void __user *p, size_t len)
+{
+	unsigned long addr = (unsigned long)p;
+	unsigned long first = addr & PAGE_MASK;
+	int got;
+
+	u->n = ((addr + len - 1) & PAGE_MASK) == first ? 1 : 2;
+	u->off = addr - first;
+	got = pin_user_pages_fast(first, u->n, FOLL_WRITE, u->pages);
+	if (got == u->n)
+		return 0;
+	if (got > 0)
+		unpin_user_pages(u->pages, got);
+	return -EFAULT;
+}
+
+/* Copy @len bytes of @src to the pinned pages and unpin them. */
+static void cxlt_upin_put(struct cxlt_upin *u, const u8 *src, size_t len)
+{
+	size_t head = min_t(size_t, len, PAGE_SIZE - u->off);
+
+	memcpy_to_page(u->pages[0], u->off, src, head);
+	if (len > head)
+		memcpy_to_page(u->pages[1], 0, src + head, len - head);
+	unpin_user_pages_dirty_lock(u->pages, u->n, true);
+}
+
+static void cxlt_upin_drop(struct cxlt_upin *u)
+{
+	unpin_user_pages(u->pages, u->n);
+}
+
+/**
  * cxlt_do_harvest() - harvest a page range, split into device commands
  * @cd: tracker
  * @f: calling file or NULL
@@ -43,41 +118,43 @@ static u64 cxlt_nonzero(const u8 *buf, size_t len, u8 max, bool *bad)
  * @count: pages
  * @flags: CXLT_HARVEST_F_* (validated here)
  * @kbuf: kernel destination, or NULL if @ubuf is used
- * @ubuf: user destination (already checked writable by the caller)
- * @nr_set: out: set bits / non-zero counters
+ * @ubuf: user destination; each command's part is pinned before it runs
+ * @nr_set: out: set bits / non-zero counters in the pages harvested
+ * @done: out: pages harvested from @start on (their result is in the
+ *        destination)
  *
  * Each command's output is checked against the device's own count
  * (RESULT0) and, for hotness, against 2^hot_bits - 1 before it is trusted.
+ * A dirty/accessed command with CLEAR that fails with -EIO may have cleared
+ * its pages: they are reported set (and counted in @done), never clean.
  *
- * Return: 0 or a negative errno. On an error after the first command the
- * pages already harvested (and cleared) are in the destination.
+ * Return: 0 when every page was harvested; for a user destination also 0
+ * when it stopped after some (@done < @count) on a signal, raw mode,
+ * removal or a fault in @ubuf; -EIO whenever the device failed; otherwise
+ * the errno.
  */
 int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f, u32 kind,
 		    u64 start, u64 count, u32 flags, void *kbuf,
-		    void __user *ubuf, u64 *nr_set)
+		    void __user *ubuf, u64 *nr_set, u64 *done)
 {
 	bool hot = kind == CXLT_HARVEST_HOTNESS;
+	bool clear = flags & CXLT_HARVEST_F_CLEAR;
 	u64 max = hot ? CXLT_MAX_HARVEST_HOT : CXLT_MAX_HARVEST_BITS;
 	u8 op = kind == CXLT_HARVEST_DIRTY ? CXLT_OP_HARVEST_DIRTY :
 		kind == CXLT_HARVEST_ACCESSED ? CXLT_OP_HARVEST_ACCESSED :
 		CXLT_OP_HARVEST_HOTNESS;
 	u8 hot_max = (1U << cd->caps.hot_bits) - 1;
 	u32 opflags = 0;
-	u64 done = 0, total = 0;
+	u64 total = 0;
 	u8 *bounce;
-	int ret = 0;
+	int ret;
 
-	if (kind > CXLT_HARVEST_HOTNESS || flags & ~CXLT_HARVEST_F_ALL)
-		return -EINVAL;
-	if ((flags & CXLT_HARVEST_F_ALL) == CXLT_HARVEST_F_ALL)
-		return -EINVAL;
-	if (!hot && flags & CXLT_HARVEST_F_DECAY)
-		return -EINVAL;
-	if (start % CXLT_HARVEST_ALIGN_PAGES || count % CXLT_HARVEST_ALIGN_PAGES)
-		return -EINVAL;
-	if (!count || start >= cd->caps.pages || count > cd->caps.pages - start)
-		return -ERANGE;
-	if (flags & CXLT_HARVEST_F_CLEAR)
+	*nr_set = 0;
+	*done = 0;
+	ret = cxlt_harvest_check(cd, kind, start, count, flags);
+	if (ret)
+		return ret;
+	if (clear)
 		opflags |= CXLT_CMD_OP_CLEAR_MASK;
 	if (flags & CXLT_HARVEST_F_DECAY)
 		opflags |= CXLT_CMD_OP_DECAY_MASK;
@@ -86,45 +163,68 @@ int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f, u32 kind,
 	if (!bounce)
 		return -ENOMEM;
 
-	while (done < count) {
-		u64 n = min(count - done, max);
+	while (*done < count) {
+		u64 n = min(count - *done, max);
 		size_t len = hot ? n : n / 8;
-		size_t out_off = hot ? done : done / 8;
+		size_t out_off = hot ? *done : *done / 8;
 		struct cxlt_cmd_res res;
+		struct cxlt_upin pin;
 		bool bad = false;
 		u64 got;
 
+		if (ubuf) {
+			ret = cxlt_upin_get(&pin, (u8 __user *)ubuf + out_off, len);
+			if (ret)
+				break;
+		}
 		ret = cxlt_enter(cd, f);
-		if (ret)
+		if (ret) {
+			if (ubuf)
+				cxlt_upin_drop(&pin);
 			break;
-		ret = cxlt_cmd(cd, op, opflags, start + done, n, 0, &res);
+		}
+		ret = cxlt_cmd(cd, op, opflags, start + *done, n, 0, &res);
 		if (!ret)
 			cxlt_read_window(cd, bounce, len);
 		cxlt_leave(cd);
-		if (ret)
-			break;
 
-		got = hot ? cxlt_nonzero(bounce, len, hot_max, &bad) :
-			    cxlt_popcount(bounce, len);
-		if (bad || got != res.r0) {
-			dev_err_ratelimited(&cd->dev,
-					    "harvest %u @%llu+%llu: device says %llu set, window has %llu%s\n",
-					    kind, start + done, n, res.r0, got,
-					    bad ? " (counter too large)" : "");
-			ret = -EIO;
+		if (!ret) {
+			got = hot ? cxlt_nonzero(bounce, len, hot_max, &bad) :
+				    cxlt_popcount(bounce, len);
+			if (bad || got != res.r0) {
+				dev_err_ratelimited(&cd->dev,
+						    "harvest %u @%llu+%llu: device says %llu set, window has %llu%s\n",
+						    kind, start + *done, n, res.r0, got,
+						    bad ? " (counter too large)" : "");
+				ret = -EIO;
+			}
+		}
+		if (ret == -EIO && clear && !hot) {
+			/* Unknown state after a CLEAR: report every page set. */
+			memset(bounce, 0xff, len);
+			got = n;
+		} else if (ret) {
+			if (ubuf)
+				cxlt_upin_drop(&pin);
 			break;
 		}
 		total += got;
-		if (kbuf) {
+		if (ubuf)
+			cxlt_upin_put(&pin, bounce, len);
+		else
 			memcpy((u8 *)kbuf + out_off, bounce, len);
-		} else if (copy_to_user((u8 __user *)ubuf + out_off, bounce, len)) {
-			ret = -EFAULT;
+		*done += n;
+		if (ret)
 			break;
-		}
-		done += n;
 	}
 	kfree(bounce);
 	*nr_set = total;
+	/*
+	 * User space: progress made and no device failure is a short result,
+	 * not an error. In-kernel callers get the errno (and @done).
+	 */
+	if (ubuf && *done && ret != -EIO)
+		ret = 0;
 	return ret;
 }
 
@@ -193,13 +293,13 @@ int cxlt_do_bat(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_bat *b,
 int cxlt_harvest(struct cxlt_dev *cd, u32 kind, u64 start, u64 count,
 		 void *out, u32 flags, u64 *nr_set)
 {
-	u64 n;
+	u64 n, done;
 	int ret;
 
 	if (flags & CXLT_KHARVEST_WBINVD)
 		wbinvd_on_all_cpus();
 	ret = cxlt_do_harvest(cd, NULL, kind, start, count,
-			      flags & ~CXLT_KHARVEST_WBINVD, out, NULL, &n);
+			      flags & ~CXLT_KHARVEST_WBINVD, out, NULL, &n, &done);
 	if (nr_set)
 		*nr_set = n;
 	return ret;

@@ -68,9 +68,9 @@ size_t cxltrack_harvest_bytes(unsigned int kind, uint64_t count)
 	return kind == CXLT_HARVEST_HOTNESS ? count : (count + 7) / 8;
 }
 
-int cxltrack_harvest(struct cxltrack *t, unsigned int kind, uint64_t start,
-		     uint64_t count, unsigned int flags, void *buf, size_t len,
-		     uint64_t *nr_set)
+int cxltrack_harvest_part(struct cxltrack *t, unsigned int kind, uint64_t start,
+			  uint64_t count, unsigned int flags, void *buf, size_t len,
+			  uint64_t *nr_set, uint64_t *done)
 {
 	struct cxlt_harvest h = {
 		.kind = kind, .flags = flags, .start = start, .count = count,
@@ -78,8 +78,35 @@ int cxltrack_harvest(struct cxltrack *t, unsigned int kind, uint64_t start,
 	};
 	int ret = ioc(t, CXLT_IOC_HARVEST, &h);
 
-	if (!ret && nr_set)
+	/* done and nr_set are valid on success and on -EIO. */
+	if (nr_set)
 		*nr_set = h.nr_set;
+	if (done)
+		*done = h.done;
+	return ret;
+}
+
+int cxltrack_harvest(struct cxltrack *t, unsigned int kind, uint64_t start,
+		     uint64_t count, unsigned int flags, void *buf, size_t len,
+		     uint64_t *nr_set)
+{
+	uint64_t done = 0, total = 0;
+	int ret = 0;
+
+	/* A short result (a signal arrived) is continued where it stopped. */
+	while (done < count) {
+		size_t off = cxltrack_harvest_bytes(kind, done);
+		uint64_t n = 0, set = 0;
+
+		ret = cxltrack_harvest_part(t, kind, start + done, count - done, flags,
+					    (uint8_t *)buf + off, len - off, &set, &n);
+		total += set;
+		done += n;
+		if (ret || !n)
+			break;
+	}
+	if (nr_set)
+		*nr_set = total;
 	return ret;
 }
 

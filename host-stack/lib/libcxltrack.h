@@ -29,6 +29,19 @@ const char *cxltrack_strerror(int err);
 
 /* Bytes a harvest of count pages produces. */
 size_t cxltrack_harvest_bytes(unsigned int kind, uint64_t count);
+/*
+ * One CXLT_IOC_HARVEST: *done pages from start on are in buf (fewer than
+ * count when a signal or a fault cut it short; with CLEAR the rest were not
+ * cleared). On -EIO *done and buf are valid too.
+ */
+int cxltrack_harvest_part(struct cxltrack *t, unsigned int kind, uint64_t start,
+			  uint64_t count, unsigned int flags, void *buf, size_t len,
+			  uint64_t *nr_set, uint64_t *done);
+/*
+ * Every page of [start, start + count): continues short results. On an
+ * error after some pages, buf holds those pages (with CLEAR: they were
+ * cleared); callers that must account for them use cxltrack_harvest_part().
+ */
 int cxltrack_harvest(struct cxltrack *t, unsigned int kind, uint64_t start,
 		     uint64_t count, unsigned int flags, void *buf, size_t len,
 		     uint64_t *nr_set);

@@ -8,11 +8,16 @@
  *   cxlt-test dirty    DAX PAGES ROUNDS SEED   random writes; harvest == truth
  *   cxlt-test accessed DAX PAGES ROUNDS SEED   random reads/writes; accessed == truth
  *   cxlt-test race     DAX PAGES SECONDS SEED  writer thread vs harvest thread (property a)
+ *   cxlt-test sigrace  DAX PAGES SECONDS SEED  the same over the whole device, with signals
+ *                                              on the harvester, a second file contending for
+ *                                              the engine and buf pages write-protected at
+ *                                              random: short results lose nothing
  *   cxlt-test bat      DAX PAGES ROUNDS SEED   association invalidated by CPU stores
  *   cxlt-test discard  DAX PAGES ROUNDS SEED   discard-if-clean racing a writer (property b)
  *   cxlt-test slot     DAX PAGES ROUNDS SEED   full-page and partial merges (property c)
  *   cxlt-test events   DAX                     SLOT_FULL/MERGE_DONE/SCRUB_DONE/BAT_INVALIDATED
  *                                              arrive through poll()+read()
+ *   cxlt-test evfault  DAX                     read() into a bad buffer keeps the event
  *   cxlt-test peek     DAX DPA LEN             print LEN bytes at DPA as hex (loads)
  *   cxlt-test poke     DAX DPA HEX             store the bytes at DPA (byte stores)
  *   cxlt-test hold     SECONDS                 keep /dev/cxltrack0 open issuing ioctls;
@@ -26,12 +31,14 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include "libcxltrack.h"
 
@@ -249,6 +256,149 @@ static int mode_race(double seconds)
 	}
 	printf("ok race: %" PRIu64 " writes, %" PRIu64 " harvests racing them, %" PRIu64
 	       " page reports, no lost write, no spurious page\n", writes_done, harvests, reports);
+	return 0;
+}
+
+/* --- sigrace: property (a) at the ioctl boundary --------------------------- */
+static atomic_int side_stop;
+static pthread_t harvester;
+static uint8_t *sig_buf;		/* two output pages per command, see mode_sigrace */
+static size_t sig_len;
+
+static void on_sigusr1(int sig)
+{
+	(void)sig;
+}
+
+/* Interrupt the harvester's ioctls: its locks are waited for interruptibly. */
+static void *sig_sender(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&side_stop)) {
+		pthread_kill(harvester, SIGUSR1);
+		usleep(50 + rnd() % 200);
+	}
+	return NULL;
+}
+
+/* A second file keeps the command engine busy, so the harvester waits for it. */
+static void *contender(void *arg)
+{
+	struct cxltrack *t2;
+	size_t len = cxltrack_harvest_bytes(CXLT_HARVEST_DIRTY, t->info.pages);
+	uint8_t *buf = malloc(len);
+
+	(void)arg;
+	check(cxltrack_open(NULL, &t2), "open (contender)");
+	while (!atomic_load(&side_stop))
+		check(cxltrack_harvest(t2, CXLT_HARVEST_DIRTY, 0, t->info.pages, 0, buf, len,
+				       NULL), "contender harvest");
+	cxltrack_close(t2);
+	free(buf);
+	return NULL;
+}
+
+/* Write-protect the harvester's output at random: faults after a CLEAR. */
+static void *protector(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&side_stop)) {
+		mprotect(sig_buf, sig_len, PROT_READ);
+		usleep(rnd() % 300);
+		mprotect(sig_buf, sig_len, PROT_READ | PROT_WRITE);
+		usleep(rnd() % 300);
+	}
+	mprotect(sig_buf, sig_len, PROT_READ | PROT_WRITE);
+	return NULL;
+}
+
+/*
+ * Harvest-with-CLEAR the whole device (several device commands per call)
+ * while a writer dirties the working set, signals hit the harvester, a
+ * second file contends for the engine and the output is write-protected at
+ * random. Pages are credited only as the driver reports them done; a short
+ * result is continued from where it stopped. Every write must be covered by
+ * a report that ended after it (as in race), so a call that cleared pages
+ * and then failed without saying so shows up as a LOST WRITE.
+ */
+static int mode_sigrace(double seconds)
+{
+	uint64_t total = t->info.pages, count_calls = 0, shorts = 0, eintr = 0, efault = 0;
+	uint64_t *last_report = calloc(npages, sizeof(uint64_t));
+	struct sigaction sa = { .sa_handler = on_sigusr1 };	/* no SA_RESTART */
+	pthread_t wr, sg, ct, pr;
+	double end;
+
+	sig_len = (cxltrack_harvest_bytes(CXLT_HARVEST_DIRTY, total) + 4095) & ~4095ul;
+	sig_buf = mmap(NULL, sig_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	last_write = calloc(npages, sizeof(uint64_t));
+	if (sig_buf == MAP_FAILED || !last_report || !last_write)
+		fail("oom");
+	if (total < 2 * 32768)
+		fail("sigrace needs a device of at least 65536 pages (two commands per call)");
+	sigaction(SIGUSR1, &sa, NULL);
+	harvester = pthread_self();
+	check(cxltrack_harvest(t, CXLT_HARVEST_DIRTY, 0, total, CXLT_HARVEST_F_CLEAR, sig_buf,
+			       sig_len, NULL), "initial harvest");
+	if (pthread_create(&wr, NULL, race_writer, NULL) ||
+	    pthread_create(&sg, NULL, sig_sender, NULL) ||
+	    pthread_create(&ct, NULL, contender, NULL) ||
+	    pthread_create(&pr, NULL, protector, NULL))
+		fail("pthread_create");
+	end = now_s() + seconds;
+	for (int final = 0; final < 2;) {
+		uint64_t pos = 0;
+
+		if (now_s() >= end && !final) {
+			atomic_store(&writer_stop, 1);
+			atomic_store(&side_stop, 1);
+			pthread_join(wr, NULL);
+			pthread_join(sg, NULL);
+			pthread_join(ct, NULL);
+			pthread_join(pr, NULL);
+			final = 1;	/* one more round with everything stopped */
+		} else if (final) {
+			final = 2;
+		}
+		/* One round: the whole device, in as many calls as it takes. */
+		while (pos < total) {
+			uint64_t done = 0, nr = 0, h_end;
+			int ret;
+
+			ret = cxltrack_harvest_part(t, CXLT_HARVEST_DIRTY, pos, total - pos,
+						    CXLT_HARVEST_F_CLEAR, sig_buf + pos / 8,
+						    sig_len - pos / 8, &nr, &done);
+			h_end = atomic_load(&gseq);
+			count_calls++;
+			if (ret == -EINTR || ret == -EFAULT) {
+				if (done)
+					fail("error %d with %" PRIu64 " pages done", ret, done);
+				eintr += ret == -EINTR;
+				efault += ret == -EFAULT;
+				continue;
+			}
+			check(ret, "harvest");
+			if (done > total - pos || done % 64)
+				fail("done %" PRIu64 " at %" PRIu64, done, pos);
+			if (pos + done < total)
+				shorts++;
+			for (uint64_t i = 0; i < npages; i++) {
+				uint64_t p = first_page + i;
+
+				if (p >= pos && p < pos + done && bit(sig_buf, p))
+					last_report[i] = h_end;
+			}
+			pos += done;
+		}
+	}
+	for (uint64_t i = 0; i < npages; i++)
+		if (last_write[i] && last_report[i] <= last_write[i])
+			fail("LOST WRITE: page %" PRIu64 " last written at seq %" PRIu64
+			     ", last reported by a harvest ending at %" PRIu64,
+			     first_page + i, last_write[i], last_report[i]);
+	printf("ok sigrace: %" PRIu64 " writes, %" PRIu64 " calls (%" PRIu64 " short, %" PRIu64
+	       " EINTR, %" PRIu64 " EFAULT), no lost write\n", writes_done, count_calls, shorts,
+	       eintr, efault);
 	return 0;
 }
 
@@ -606,6 +756,46 @@ static int mode_hold(double seconds)
 	return 0;
 }
 
+/* --- evfault: read() into a bad buffer ---------------------------------------- */
+static int mode_evfault(void)
+{
+	struct cxlt_event ev;
+	void *ro;
+	ssize_t r;
+	int slot;
+
+	ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ro == MAP_FAILED)
+		fail("mmap");
+	/* A SLOT_FULL event: fill a slot completely. */
+	slot = cxltrack_slot_alloc(t, 0xEF, 0);
+	check(slot, "slot alloc");
+	{
+		uint8_t page[4096];
+
+		memset(page, 0x5a, sizeof(page));
+		check(cxltrack_slot_write(t, slot, 0, page, sizeof(page)), "slot write");
+	}
+	{
+		struct pollfd pfd = { .fd = t->fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 5000) != 1)
+			fail("no event within 5 s");
+	}
+	r = read(t->fd, ro, sizeof(ev));
+	if (r != -1 || errno != EFAULT)
+		fail("read into a read-only page: %zd (%s), expected EFAULT", r, strerror(errno));
+	/* An address nothing is mapped at (the compiler must not see a constant). */
+	r = read(t->fd, (void *)(uintptr_t)getenv("CXLT_NO_SUCH_VAR") + 8, sizeof(ev));
+	if (r != -1 || errno != EFAULT)
+		fail("read into an unmapped address: %zd (%s), expected EFAULT", r, strerror(errno));
+	/* The record is still there. */
+	wait_event(CXLT_EV_SLOT_FULL, (uint16_t)slot, 0xEF, 2000);
+	check(cxltrack_slot_release(t, slot), "slot release");
+	printf("ok evfault: the event survived two faulting read()s\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t pages, n, seed;
@@ -642,6 +832,10 @@ int main(int argc, char **argv)
 		setup(argv[2], 64, 1);
 		return mode_events();
 	}
+	if (argc >= 3 && !strcmp(argv[1], "evfault")) {
+		setup(argv[2], 64, 1);
+		return mode_evfault();
+	}
 	if (argc != 6) {
 		fprintf(stderr, "usage: cxlt-test MODE DAX PAGES N SEED (see the source)\n");
 		return 2;
@@ -657,6 +851,8 @@ int main(int argc, char **argv)
 		return mode_dirty(n, 1);
 	if (!strcmp(argv[1], "race"))
 		return mode_race((double)n);
+	if (!strcmp(argv[1], "sigrace"))
+		return mode_sigrace((double)n);
 	if (!strcmp(argv[1], "bat"))
 		return mode_bat(n);
 	if (!strcmp(argv[1], "discard"))

@@ -35,7 +35,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define CXLT_UAPI_VERSION		1
+#define CXLT_UAPI_VERSION		2
 
 #define CXLT_IOC_MAGIC			0xC7
 
@@ -82,7 +82,21 @@ struct cxlt_harvest {
 	__u64 buf;
 	__u64 buf_len;		/* bytes at buf; must cover the output */
 	__u64 nr_set;		/* out: pages with a set bit / non-zero counter */
-	__u64 reserved[2];
+	/*
+	 * out: pages harvested from start on; buf holds the result for
+	 * [start, start + done), nr_set counts within them. The call is split
+	 * into device commands of up to 32768 pages (4096 for HOTNESS). It
+	 * returns 0 with done == count, or 0 with 0 < done < count when it was
+	 * cut short after some commands (a signal, raw mode entered, the device
+	 * removed, a fault in buf): the pages past done were not touched (with
+	 * CLEAR: not cleared), repeat the call for them. An error before the
+	 * first command returns the errno with done == 0, and buf untouched.
+	 * -EIO: the device failed a command; done is still valid, and with
+	 * CLEAR every page of the failed command counts as set (reported set
+	 * in buf and included in done): its state on the device is unknown.
+	 */
+	__u64 done;
+	__u64 reserved;
 };
 
 /* CXLT_IOC_BAT: block-association table of one page. */
