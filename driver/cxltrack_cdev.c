@@ -7,7 +7,16 @@
  * ranges and buffer sizes before it touches the device, and copies results
  * out only on success. An open file holds a reference on the tracker, so
  * it stays valid after remove(); it then answers -ENODEV.
+ *
+ * Permissions (driver/README.md "Permissions"): the capability is checked
+ * on the calling task at each call, so a privileged process can open the
+ * device and hand the file to a tenant without privileges. Without
+ * CAP_SYS_ADMIN a caller may only read (INFO, STATS, a CTRL query, a
+ * harvest without CLEAR/DECAY, BAT_GET, CHUNK_QUERY/CHUNK_LIST) and use
+ * slots it allocated itself; everything that changes device-wide state or
+ * a page's state needs CAP_SYS_ADMIN.
  */
+#include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
@@ -24,6 +33,8 @@ static int cxlt_open(struct inode *inode, struct file *file)
 	f = kzalloc(sizeof(*f), GFP_KERNEL);
 	if (!f)
 		return -ENOMEM;
+	/* Opened with CAP_SYS_ADMIN: a monitor that gets every event. */
+	f->all_events = capable(CAP_SYS_ADMIN);
 	cxlt_dev_get(cd);
 	ret = cxlt_file_open(cd, f);
 	if (ret) {
@@ -119,6 +130,12 @@ static __poll_t cxlt_poll(struct file *file, poll_table *wait)
 	return mask;
 }
 
+/* The operation changes device-wide or page state: CAP_SYS_ADMIN. */
+static int cxlt_need_admin(void)
+{
+	return capable(CAP_SYS_ADMIN) ? 0 : -EPERM;
+}
+
 static bool cxlt_rsvd_zero(const u64 *r, int n)
 {
 	while (n--)
@@ -143,6 +160,9 @@ static long cxlt_ioc_harvest(struct cxlt_file *f, void __user *argp)
 	ret = cxlt_harvest_check(cd, h.kind, h.start, h.count, h.flags);
 	if (ret)
 		return ret;
+	/* CLEAR/DECAY take the bits from every other consumer. */
+	if (h.flags && cxlt_need_admin())
+		return -EPERM;
 	need = h.kind == CXLT_HARVEST_HOTNESS ? h.count : h.count / 8;
 	if (h.buf_len < need)
 		return -EINVAL;
@@ -271,6 +291,9 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case CXLT_IOC_BAT:
 		if (copy_from_user(&u.bat, argp, sizeof(u.bat)))
 			return -EFAULT;
+		/* A forged association makes a later discard answer "clean". */
+		if (u.bat.op != CXLT_BAT_GET && cxlt_need_admin())
+			return -EPERM;
 		ret = cxlt_do_bat(cd, f, &u.bat, NULL);
 		if (!ret && copy_to_user(argp, &u.bat, sizeof(u.bat)))
 			ret = -EFAULT;
@@ -281,6 +304,8 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			return -EFAULT;
 		if (!cxlt_rsvd_zero(u.sa.reserved, ARRAY_SIZE(u.sa.reserved)))
 			return -EINVAL;
+		if (u.sa.flags & CXLT_SLOT_F_KEEP && cxlt_need_admin())
+			return -EPERM;
 		ret = cxlt_do_slot_alloc(cd, f, u.sa.tag, u.sa.flags, &u.sa.slot);
 		if (!ret && put_user(u.sa.slot, &((struct cxlt_slot_alloc __user *)argp)->slot)) {
 			/* Do not leak a slot nobody learnt about. */
@@ -297,6 +322,9 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			return -EFAULT;
 		if (u.sm.flags || !cxlt_rsvd_zero(u.sm.reserved, ARRAY_SIZE(u.sm.reserved)))
 			return -EINVAL;
+		/* It writes 4 KiB into any page, kernel memory included. */
+		if (cxlt_need_admin())
+			return -EPERM;
 		ret = cxlt_do_slot_merge(cd, f, u.sm.slot, u.sm.page, NULL,
 					 &u.sm.valid_bytes);
 		if (!ret && copy_to_user(argp, &u.sm, sizeof(u.sm)))
@@ -316,6 +344,8 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case CXLT_IOC_CHUNK:
 		if (copy_from_user(&u.ch, argp, sizeof(u.ch)))
 			return -EFAULT;
+		if (u.ch.op != CXLT_CHUNK_QUERY && cxlt_need_admin())
+			return -EPERM;
 		ret = cxlt_do_chunk(cd, f, &u.ch);
 		if (!ret && copy_to_user(argp, &u.ch, sizeof(u.ch)))
 			ret = -EFAULT;
@@ -333,6 +363,8 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case CXLT_IOC_CTRL:
 		if (copy_from_user(&u.ctl, argp, sizeof(u.ctl)))
 			return -EFAULT;
+		if ((u.ctl.set | u.ctl.clear | u.ctl.flags) && cxlt_need_admin())
+			return -EPERM;
 		ret = cxlt_set_ctrl(cd, &u.ctl);
 		if (!ret && copy_to_user(argp, &u.ctl, sizeof(u.ctl)))
 			ret = -EFAULT;

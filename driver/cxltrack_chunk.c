@@ -3,9 +3,63 @@
  * cxltrack chunk owner table and scrub (spec section 7). The device does
  * not check ownership on memory access; the host does, with its mappings.
  */
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+
 #include "cxltrack_core.h"
 
 #define CXLT_OWNER_MAX	65535
+
+/* CHUNK_QUERY's state; caller holds cmd_lock. */
+static int cxlt_chunk_state(struct cxlt_dev *cd, u32 chunk, u64 *state)
+{
+	struct cxlt_cmd_res res;
+	int ret;
+
+	ret = cxlt_cmd(cd, CXLT_OP_CHUNK_QUERY, 0, chunk, 0, 0, &res);
+	if (ret)
+		return ret;
+	*state = (res.r0 & CXLT_LAYOUT_CHUNK_QUERY_RESULT0_STATE_MASK) >>
+		 CXLT_LAYOUT_CHUNK_QUERY_RESULT0_STATE_SHIFT;
+	return 0;
+}
+
+/*
+ * A chunk the device calls FREE may still hold an earlier owner's data
+ * after a reset (spec section 7). Scrub it before it is handed out: assign
+ * it to the new owner, release it (the device zero-fills it) and wait until
+ * it is FREE again. cmd_lock is held throughout, so nobody can take the
+ * chunk in between. The device queues a SCRUB_DONE for it (ARG = @owner).
+ */
+static int cxlt_chunk_scrub(struct cxlt_dev *cd, u32 chunk, u32 owner)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(cxlt_cmd_timeout_ms);
+	struct cxlt_cmd_res res;
+	u64 state;
+	int ret;
+
+	lockdep_assert_held(&cd->cmd_lock);
+	ret = cxlt_cmd(cd, CXLT_OP_CHUNK_ASSIGN, 0, chunk, owner, 0, &res);
+	if (ret)
+		return ret;
+	ret = cxlt_cmd(cd, CXLT_OP_CHUNK_RELEASE, 0, chunk, owner, 0, &res);
+	if (ret)
+		return ret;
+	for (;;) {
+		ret = cxlt_chunk_state(cd, chunk, &state);
+		if (ret)
+			return ret;
+		if (state == CXLT_CHUNK_STATE_FREE)
+			break;
+		if (time_after(jiffies, deadline)) {
+			dev_err_ratelimited(&cd->dev, "chunk %u: scrub did not finish\n", chunk);
+			return -EIO;
+		}
+		usleep_range(50, 200);
+	}
+	clear_bit(chunk, cd->unscrubbed);
+	return 0;
+}
 
 int cxlt_do_chunk(struct cxlt_dev *cd, struct cxlt_file *f,
 		  struct cxlt_chunk *c)
@@ -29,8 +83,14 @@ int cxlt_do_chunk(struct cxlt_dev *cd, struct cxlt_file *f,
 	ret = cxlt_enter(cd, f);
 	if (ret)
 		return ret;
-	ret = cxlt_cmd(cd, ops[c->op], 0, c->chunk,
-		       c->op == CXLT_CHUNK_QUERY ? 0 : c->owner, 0, &res);
+	if (c->op == CXLT_CHUNK_ASSIGN && test_bit(c->chunk, cd->unscrubbed))
+		ret = cxlt_chunk_scrub(cd, c->chunk, c->owner);
+	if (!ret)
+		ret = cxlt_cmd(cd, ops[c->op], 0, c->chunk,
+			       c->op == CXLT_CHUNK_QUERY ? 0 : c->owner, 0, &res);
+	/* A released chunk is scrubbed by the device before it is FREE. */
+	if (!ret && c->op == CXLT_CHUNK_RELEASE)
+		clear_bit(c->chunk, cd->unscrubbed);
 	cxlt_leave(cd);
 	if (ret)
 		return ret;

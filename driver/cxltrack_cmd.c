@@ -195,21 +195,28 @@ void cxlt_read_window(struct cxlt_dev *cd, void *dst, size_t len)
 }
 
 /**
- * cxlt_resync() - re-read the device state the driver caches
+ * cxlt_resync() - take the device back after a reset or raw mode
  * @cd: tracker; caller holds cmd_lock and evq_mutex
+ * @lost: the device was reset (cxlt_state_lost()); otherwise raw mode
+ *        ended, and the device may hold anything the raw user left
  *
- * After a reset or raw mode the device may hold anything: forget slot
- * ownership and the command sequence, restore CTRL and SLOT_TIMEOUT from the
- * shadows, flag the next event record, re-enable interrupts.
+ * Restores CTRL and SLOT_TIMEOUT from the shadows and re-enables
+ * interrupts. After raw mode, a slot keeps its owner only if the device
+ * still has it OPEN with the tag it was allocated with; the command and
+ * event sequences are re-learnt and the next event record is flagged.
  */
-void cxlt_resync(struct cxlt_dev *cd)
+void cxlt_resync(struct cxlt_dev *cd, bool lost)
 {
 	lockdep_assert_held(&cd->cmd_lock);
 	lockdep_assert_held(&cd->evq_mutex);
-	memset(cd->slot_owner, 0, sizeof(cd->slot_owner));
-	cd->cmd_seq_valid = false;
-	cd->evt_seq_valid = false;
-	cd->evt_flags |= CXLT_EVENT_F_RESET;
+	if (lost) {
+		cxlt_state_lost(cd);
+	} else {
+		cd->cmd_seq_valid = false;
+		cd->evt_seq_valid = false;
+		cd->evt_flags |= CXLT_EVENT_F_RESET;
+		cxlt_slots_recheck(cd);
+	}
 	cxlt_write_ctrl(cd);
 	cxlt_int_enable(cd, true);
 }
@@ -337,7 +344,7 @@ int cxlt_raw(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_raw *r)
 		}
 		mutex_lock(&cd->evq_mutex);
 		cd->raw_owner = NULL;
-		cxlt_resync(cd);
+		cxlt_resync(cd, false);
 		mutex_unlock(&cd->evq_mutex);
 		dev_info(&cd->dev, "raw mode off\n");
 		break;
@@ -372,7 +379,7 @@ void cxlt_raw_release(struct cxlt_dev *cd, struct cxlt_file *f)
 		mutex_lock(&cd->evq_mutex);
 		cd->raw_owner = NULL;
 		if (!cd->dead)
-			cxlt_resync(cd);
+			cxlt_resync(cd, false);
 		mutex_unlock(&cd->evq_mutex);
 	}
 	mutex_unlock(&cd->cmd_lock);

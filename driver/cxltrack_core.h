@@ -105,7 +105,15 @@ struct cxlt_dev {
 	u32 ctrl;			/* CTRL shadow */
 	u32 slot_timeout;		/* SLOT_TIMEOUT shadow */
 	struct cxlt_file *slot_owner[CXLT_SLOT_COUNT];
+	u64 slot_tag[CXLT_SLOT_COUNT];	/* tag of an owned slot */
 	struct cxlt_file *raw_owner;
+	/*
+	 * Chunks that may hold data of an earlier owner although the device
+	 * calls them FREE: every chunk after a reset (which frees chunks
+	 * without scrubbing them) and at probe. Under cmd_lock.
+	 */
+	unsigned long *unscrubbed;
+	bool suspended;			/* between suspend and resume */
 
 	struct mutex evq_mutex;		/* draining the event queue */
 	u32 evt_seq;			/* SEQ of the last popped event */
@@ -124,6 +132,7 @@ struct cxlt_file {
 	struct cxlt_dev *cd;
 	struct list_head node;		/* cd->files */
 	struct mutex read_lock;		/* see "Locking" above */
+	bool all_events;		/* else only its own slots' events */
 	/* event ring, under cd->evq_lock */
 	struct cxlt_event ring[CXLT_FILE_RING];
 	unsigned int head, tail;	/* free-running */
@@ -144,6 +153,7 @@ int cxlt_set_ctrl(struct cxlt_dev *cd, struct cxlt_ctrl *c);
 void cxlt_write_ctrl(struct cxlt_dev *cd);
 int cxlt_file_open(struct cxlt_dev *cd, struct cxlt_file *f);
 void cxlt_file_release(struct cxlt_dev *cd, struct cxlt_file *f);
+void cxlt_state_lost(struct cxlt_dev *cd);
 
 /* cxltrack_cmd.c */
 int cxlt_enter(struct cxlt_dev *cd, struct cxlt_file *f);
@@ -153,7 +163,7 @@ int cxlt_cmd(struct cxlt_dev *cd, u8 op, u32 opflags, u64 a0, u64 a1, u64 a2,
 void cxlt_read_window(struct cxlt_dev *cd, void *dst, size_t len);
 int cxlt_raw(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_raw *r);
 void cxlt_raw_release(struct cxlt_dev *cd, struct cxlt_file *f);
-void cxlt_resync(struct cxlt_dev *cd);
+void cxlt_resync(struct cxlt_dev *cd, bool lost);
 
 /* cxltrack_track.c */
 int cxlt_harvest_check(struct cxlt_dev *cd, u32 kind, u64 start, u64 count,
@@ -175,6 +185,7 @@ int cxlt_do_slot_release(struct cxlt_dev *cd, struct cxlt_file *f, u32 slot);
 int cxlt_do_slot_query(struct cxlt_dev *cd, struct cxlt_file *f,
 		       struct cxlt_slot_query *q, u8 *mask);
 void cxlt_slots_release_file(struct cxlt_dev *cd, struct cxlt_file *f);
+void cxlt_slots_recheck(struct cxlt_dev *cd);
 
 /* cxltrack_chunk.c */
 int cxlt_do_chunk(struct cxlt_dev *cd, struct cxlt_file *f,

@@ -4,6 +4,7 @@
  * counters, the control registers, and the life of an open file. The
  * character device and sysfs call these; they call neither.
  */
+#include <linux/bitmap.h>
 #include <linux/pci.h>
 
 #include "cxltrack_core.h"
@@ -158,4 +159,25 @@ void cxlt_file_release(struct cxlt_dev *cd, struct cxlt_file *f)
 	cxlt_slots_release_file(cd, f);
 	cxlt_evq_del_file(cd, f);
 	mutex_destroy(&f->read_lock);
+}
+
+/**
+ * cxlt_state_lost() - the device was reset: forget what it no longer holds
+ * @cd: tracker; caller holds cmd_lock and evq_mutex
+ *
+ * Every slot and chunk is free on the device, and the chunks were freed
+ * without a scrub (spec sections 7 and 11): forget slot ownership, mark
+ * every chunk unscrubbed (the next CHUNK_ASSIGN of each scrubs it first),
+ * flag the next event record, and tell in-kernel users.
+ */
+void cxlt_state_lost(struct cxlt_dev *cd)
+{
+	lockdep_assert_held(&cd->cmd_lock);
+	lockdep_assert_held(&cd->evq_mutex);
+	memset(cd->slot_owner, 0, sizeof(cd->slot_owner));
+	bitmap_fill(cd->unscrubbed, cd->caps.num_chunks);
+	cd->cmd_seq_valid = false;
+	cd->evt_seq_valid = false;
+	cd->evt_flags |= CXLT_EVENT_F_RESET;
+	blocking_notifier_call_chain(&cd->notifier, CXLT_NOTIFY_RESET, NULL);
 }

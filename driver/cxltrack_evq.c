@@ -10,7 +10,12 @@
  * bits it saw back to INT_STATUS (W1C), which re-arms the line: an event
  * that arrived while it ran makes the device signal again.
  *
- * Popped events go to every open file's ring and to in-kernel notifiers.
+ * Popped events go to in-kernel notifiers and to the open files they
+ * concern: a slot's events (SLOT_FULL, SLOT_TIMEOUT, MERGE_DONE) to the file
+ * that owns the slot; every event to the files opened with CAP_SYS_ADMIN
+ * (monitors). The owner is read under evq_lock; code that takes a slot from
+ * its owner drains the queue first, so events are routed to the owner they
+ * were produced for.
  */
 #include <linux/interrupt.h>
 #include <linux/ktime.h>
@@ -26,14 +31,33 @@ void cxlt_int_enable(struct cxlt_dev *cd, bool on)
 	cxlt_wr(cd, CXLT_INT_ENABLE, on ? CXLT_INT_ALL : 0);
 }
 
+/* The file that owns the slot an event is about, or NULL. Caller holds evq_lock. */
+static struct cxlt_file *cxlt_evq_owner(struct cxlt_dev *cd,
+					const struct cxlt_event *ev)
+{
+	switch (ev->type) {
+	case CXLT_EV_SLOT_FULL:
+	case CXLT_EV_SLOT_TIMEOUT:
+	case CXLT_EV_MERGE_DONE:
+		if (ev->index < CXLT_SLOT_COUNT)
+			return cd->slot_owner[ev->index];
+		return NULL;
+	default:
+		return NULL;
+	}
+}
+
 static void cxlt_evq_deliver(struct cxlt_dev *cd, const struct cxlt_event *ev)
 {
-	struct cxlt_file *f;
+	struct cxlt_file *f, *owner;
 
 	spin_lock(&cd->evq_lock);
+	owner = cxlt_evq_owner(cd, ev);
 	list_for_each_entry(f, &cd->files, node) {
 		struct cxlt_event *slot;
 
+		if (!f->all_events && f != owner)
+			continue;
 		if (f->head - f->tail >= CXLT_FILE_RING) {
 			f->overrun = true;
 			continue;

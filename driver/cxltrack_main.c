@@ -12,6 +12,7 @@
  * The driver uses x86 cache maintenance (clflush_cache_range(),
  * wbinvd_on_all_cpus()) for the CPU-cache contract of spec section 9.
  */
+#include <linux/bitmap.h>
 #include <linux/idr.h>
 #include <linux/module.h>
 #include <linux/pci.h>
@@ -42,6 +43,7 @@ static void cxlt_dev_release(struct device *dev)
 {
 	struct cxlt_dev *cd = container_of(dev, struct cxlt_dev, dev);
 
+	bitmap_free(cd->unscrubbed);
 	pci_dev_put(cd->memdev);
 	pci_dev_put(cd->pdev);
 	if (cd->id >= 0)
@@ -181,6 +183,13 @@ static int cxlt_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	ret = cxlt_read_caps(cd);
 	if (ret)
 		goto err_put;
+	/* The device may have been reset before we were bound. */
+	cd->unscrubbed = bitmap_zalloc(cd->caps.num_chunks, GFP_KERNEL);
+	if (!cd->unscrubbed) {
+		ret = -ENOMEM;
+		goto err_put;
+	}
+	bitmap_fill(cd->unscrubbed, cd->caps.num_chunks);
 	cd->ctrl = cxlt_rd(cd, CXLT_CTRL) &
 		   (CXLT_CTRL_TRACK_EN_MASK | CXLT_CTRL_BAT_INV_EVT_EN_MASK);
 	cd->slot_timeout = cxlt_rd(cd, CXLT_SLOT_TIMEOUT);
@@ -241,19 +250,54 @@ static void cxlt_remove(struct pci_dev *pdev)
 }
 
 /*
+ * Stop every device access and the interrupt: remove-like quiescing for a
+ * reset or a system suspend. life is held for writing until cxlt_unquiesce(),
+ * so no command or sysfs read runs meanwhile; the IRQ thread is waited for
+ * (disable_irq()) after INT_ENABLE is cleared, so it cannot touch the device
+ * while it is reset or powered down.
+ */
+static void cxlt_quiesce(struct cxlt_dev *cd)
+{
+	down_write(&cd->life);
+	mutex_lock(&cd->evq_mutex);
+	if (!cd->raw_owner && !cd->dead)
+		cxlt_int_enable(cd, false);
+	mutex_unlock(&cd->evq_mutex);
+	if (cd->irq >= 0)
+		disable_irq(cd->irq);
+}
+
+/*
+ * The device is back. @lost: it lost its state (a reset; or after resume,
+ * evidence of one). The IRQ is enabled again after the registers are
+ * restored, and any event that arrived meanwhile is drained.
+ */
+static void cxlt_unquiesce(struct cxlt_dev *cd, bool lost)
+{
+	mutex_lock(&cd->cmd_lock);
+	mutex_lock(&cd->evq_mutex);
+	if (cd->raw_owner) {
+		/* Raw mode: leave every register at its reset value. */
+		if (lost)
+			cxlt_state_lost(cd);
+	} else if (!cd->dead) {
+		cxlt_resync(cd, lost);
+		cxlt_evq_drain(cd);
+	}
+	mutex_unlock(&cd->evq_mutex);
+	mutex_unlock(&cd->cmd_lock);
+	if (cd->irq >= 0)
+		enable_irq(cd->irq);
+	up_write(&cd->life);
+}
+
+/*
  * PCI function reset (sysfs "reset", FLR, CXLT_RAW_RESET): the device loses
- * all of its state (spec section 11). life is held for writing from
- * prepare to done, so no command or sysfs read runs meanwhile.
+ * all of its state (spec section 11).
  */
 static void cxlt_reset_prepare(struct pci_dev *pdev)
 {
-	struct cxlt_dev *cd = pci_get_drvdata(pdev);
-
-	down_write(&cd->life);
-	mutex_lock(&cd->evq_mutex);
-	if (!cd->raw_owner)
-		cxlt_int_enable(cd, false);
-	mutex_unlock(&cd->evq_mutex);
+	cxlt_quiesce(pci_get_drvdata(pdev));
 }
 
 static void cxlt_reset_done(struct pci_dev *pdev)
@@ -262,21 +306,39 @@ static void cxlt_reset_done(struct pci_dev *pdev)
 
 	if (cxlt_rd(cd, CXLT_ID) != CXLT_ID_RESET)
 		dev_err(&pdev->dev, "ID wrong after reset; device unusable\n");
-	mutex_lock(&cd->cmd_lock);
-	mutex_lock(&cd->evq_mutex);
-	if (cd->raw_owner) {
-		/* Raw mode: leave every register at its reset value. */
-		memset(cd->slot_owner, 0, sizeof(cd->slot_owner));
-		cd->cmd_seq_valid = false;
-		cd->evt_seq_valid = false;
-		cd->evt_flags |= CXLT_EVENT_F_RESET;
-	} else {
-		cxlt_resync(cd);
-	}
-	mutex_unlock(&cd->evq_mutex);
-	mutex_unlock(&cd->cmd_lock);
-	up_write(&cd->life);
+	cxlt_unquiesce(cd, true);
 }
+
+/*
+ * System sleep: the device may lose power (and with it every register and
+ * table) or keep it. Suspend quiesces like a reset; resume restores CTRL,
+ * SLOT_TIMEOUT and INT_ENABLE, and treats the device as reset if it shows
+ * it was: CMD_STATUS.SEQ back at 0 after commands, or CTRL not what the
+ * driver wrote.
+ */
+static int cxlt_suspend(struct device *dev)
+{
+	cxlt_quiesce(dev_get_drvdata(dev));
+	return 0;
+}
+
+static int cxlt_resume(struct device *dev)
+{
+	struct cxlt_dev *cd = dev_get_drvdata(dev);
+	u32 st = cxlt_rd(cd, CXLT_CMD_STATUS);
+	u32 ctrl = cxlt_rd(cd, CXLT_CTRL) &
+		   (CXLT_CTRL_TRACK_EN_MASK | CXLT_CTRL_BAT_INV_EVT_EN_MASK);
+	bool lost = st == ~0U || ctrl != cd->ctrl ||
+		    (cd->cmd_seq_valid && cd->cmd_seq &&
+		     !((st & CXLT_CMD_STATUS_SEQ_MASK) >> CXLT_CMD_STATUS_SEQ_SHIFT));
+
+	if (lost)
+		dev_info(dev, "device state lost over suspend\n");
+	cxlt_unquiesce(cd, lost);
+	return 0;
+}
+
+static DEFINE_SIMPLE_DEV_PM_OPS(cxlt_pm_ops, cxlt_suspend, cxlt_resume);
 
 static const struct pci_error_handlers cxlt_err_handlers = {
 	.reset_prepare = cxlt_reset_prepare,
@@ -295,6 +357,7 @@ static struct pci_driver cxlt_pci_driver = {
 	.probe = cxlt_probe,
 	.remove = cxlt_remove,
 	.err_handler = &cxlt_err_handlers,
+	.driver.pm = pm_sleep_ptr(&cxlt_pm_ops),
 };
 
 struct cxlt_dev *cxlt_get_by_memdev(struct pci_dev *memdev)

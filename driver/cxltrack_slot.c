@@ -11,6 +11,7 @@
  * -EPERM; closing the file releases its OPEN slots. The owner entry is
  * cleared when the slot is merged or released and after a reset.
  */
+#include <linux/capability.h>
 #include <linux/unaligned.h>
 #include <asm/cacheflush.h>
 
@@ -23,7 +24,27 @@ static int cxlt_slot_check(struct cxlt_dev *cd, struct cxlt_file *f, u32 slot)
 		return -ERANGE;
 	if (cd->slot_owner[slot] && cd->slot_owner[slot] != f)
 		return -EPERM;
+	/* Device-wide (KEEP) and free slots: in-kernel users and admins. */
+	if (!cd->slot_owner[slot] && f && !capable(CAP_SYS_ADMIN))
+		return -EPERM;
 	return 0;
+}
+
+/*
+ * The slot leaves its owner (merged or released). Its events are routed to
+ * the owner (cxlt_evq_deliver()): deliver those the device produced so far
+ * (MERGE_DONE is queued before the merge command completes) before the
+ * owner is forgotten. Caller holds cmd_lock.
+ */
+static void cxlt_slot_disown(struct cxlt_dev *cd, u32 slot)
+{
+	lockdep_assert_held(&cd->cmd_lock);
+	mutex_lock(&cd->evq_mutex);
+	cxlt_evq_drain(cd);
+	spin_lock(&cd->evq_lock);
+	cd->slot_owner[slot] = NULL;
+	spin_unlock(&cd->evq_lock);
+	mutex_unlock(&cd->evq_mutex);
 }
 
 /* SLOT_QUERY; caller holds cmd_lock. Validates the device's answer. */
@@ -70,6 +91,7 @@ int cxlt_do_slot_alloc(struct cxlt_dev *cd, struct cxlt_file *f, u64 tag,
 	if (!ret) {
 		*slot = res.r0;
 		cd->slot_owner[res.r0] = (flags & CXLT_SLOT_F_KEEP) ? NULL : f;
+		cd->slot_tag[res.r0] = tag;
 	}
 	cxlt_leave(cd);
 	return ret;
@@ -152,7 +174,7 @@ int cxlt_do_slot_merge(struct cxlt_dev *cd, struct cxlt_file *f, u32 slot,
 		goto out;
 	ret = cxlt_cmd(cd, CXLT_OP_SLOT_MERGE, 0, slot, page, 0, &res);
 	if (!ret) {
-		cd->slot_owner[slot] = NULL;
+		cxlt_slot_disown(cd, slot);
 		if (res.r0 > CXLT_SLOT_BYTES) {
 			dev_err_ratelimited(&cd->dev, "SLOT_MERGE: %llu valid bytes\n",
 					    res.r0);
@@ -181,7 +203,7 @@ int cxlt_do_slot_release(struct cxlt_dev *cd, struct cxlt_file *f, u32 slot)
 		goto out;
 	ret = cxlt_cmd(cd, CXLT_OP_SLOT_RELEASE, 0, slot, 0, 0, &res);
 	if (!ret)
-		cd->slot_owner[slot] = NULL;
+		cxlt_slot_disown(cd, slot);
 out:
 	cxlt_leave(cd);
 	return ret;
@@ -251,6 +273,31 @@ void cxlt_slots_release_file(struct cxlt_dev *cd, struct cxlt_file *f)
 	}
 	mutex_unlock(&cd->cmd_lock);
 	up_read(&cd->life);
+}
+
+/**
+ * cxlt_slots_recheck() - keep only the slot owners the device still agrees with
+ * @cd: tracker; caller holds cmd_lock, raw mode has just ended
+ *
+ * A raw-mode user may have merged, released or re-allocated any slot. A
+ * slot the device still has OPEN with the tag its owner allocated it with
+ * stays that owner's (an open file must not lose its slot to any other
+ * opener); any other answer drops the owner.
+ */
+void cxlt_slots_recheck(struct cxlt_dev *cd)
+{
+	u32 i, state, full, valid;
+	u64 tag;
+
+	lockdep_assert_held(&cd->cmd_lock);
+	for (i = 0; i < CXLT_SLOT_COUNT; i++) {
+		if (!cd->slot_owner[i])
+			continue;
+		if (i >= cd->caps.num_slots ||
+		    cxlt_slot_query_locked(cd, i, &state, &full, &valid, &tag) ||
+		    state != CXLT_SLOT_STATE_OPEN || tag != cd->slot_tag[i])
+			cd->slot_owner[i] = NULL;
+	}
 }
 
 int cxlt_slot_alloc(struct cxlt_dev *cd, u64 tag)

@@ -31,3 +31,84 @@ def test_read_efault_keeps_the_event(tracker_vm: TrackerFactory) -> None:
     out = t.run(f"cxlt-test evfault {DAX}", timeout=60).out
     print(out)
     assert "ok evfault" in out
+
+
+def _chunk_dpa(t, chunk: int) -> int:  # type: ignore[no-untyped-def]
+    return chunk << t.cfg.chunk_shift
+
+
+def test_reset_does_not_hand_out_unscrubbed_chunks(tracker_vm: TrackerFactory) -> None:
+    """Owner 1 writes into its chunk; a function reset frees every chunk without a scrub
+    (spec 7, 11); owner 2 then gets the same chunk and must read zeros, not owner 1's data."""
+    t = tracker_vm()
+    chunk = 2
+    dpa = _chunk_dpa(t, chunk)
+    t.run(f"cxltrack chunk assign {chunk} 1")
+    t.run(f"cxlt-test poke {DAX} {dpa:#x} 5ec2e75ec2e7")
+    assert t.run(f"cxlt-test peek {DAX} {dpa:#x} 6").out.strip() == "5ec2e75ec2e7"
+    t.run(f"echo 1 > /sys/bus/pci/devices/{t.bdf}/reset")
+    assert t.run(f"cxltrack chunk query {chunk}").out.strip() == "state=FREE owner=0"
+    t.run(f"cxltrack chunk assign {chunk} 2")
+    assert t.run(f"cxltrack chunk query {chunk}").out.strip() == "state=OWNED owner=2"
+    got = t.run(f"cxlt-test peek {DAX} {dpa:#x} 6").out.strip()
+    assert got == "000000000000", f"owner 2 reads owner 1's data after a reset: {got}"
+    # A chunk released normally is scrubbed by the device; no second scrub needed.
+    t.run(f"cxltrack chunk release {chunk} 2")
+    t.run(f"cxltrack chunk assign {chunk} 3")
+    assert t.run(f"cxltrack chunk query {chunk}").out.strip() == "state=OWNED owner=3"
+
+
+def test_reset_restores_control_and_interrupts(tracker_vm: TrackerFactory) -> None:
+    """After a function reset the driver restores CTRL and SLOT_TIMEOUT from its shadows and
+    re-enables the interrupt (events arrive again)."""
+    t = tracker_vm()
+    t.run("echo 0 > /sys/class/cxltrack/cxltrack0/track_en")
+    t.run("echo 777 > /sys/class/cxltrack/cxltrack0/slot_timeout")
+    t.run(f"echo 1 > /sys/bus/pci/devices/{t.bdf}/reset")
+    assert t.sysfs("track_en") == "0"
+    assert t.sysfs("slot_timeout") == "777"
+    t.run("echo 1 > /sys/class/cxltrack/cxltrack0/track_en")
+    t.run("echo 0 > /sys/class/cxltrack/cxltrack0/slot_timeout")
+    out = t.run(f"cxlt-test evfault {DAX}", timeout=60).out
+    assert "ok evfault" in out
+
+
+def test_raw_mode_exit_keeps_slot_ownership(tracker_vm: TrackerFactory) -> None:
+    """A file's OPEN slot stays its own after another file entered and left raw mode:
+    a third file gets EPERM on it, the owner keeps using it."""
+    t = tracker_vm(raw=True)
+    out = t.run(f"cxlt-test rawkeep {DAX}", timeout=60).out
+    print(out)
+    assert "ok rawkeep" in out
+
+
+def test_suspend_resume_keeps_control(tracker_vm: TrackerFactory) -> None:
+    """System suspend and resume (pm_test=devices: the drivers' suspend and resume run,
+    the machine does not sleep): CTRL, SLOT_TIMEOUT and the interrupt work afterwards."""
+    t = tracker_vm()
+    if not t.run("test -w /sys/power/pm_test", check=False).ok:
+        import pytest
+
+        pytest.skip("guest kernel has no /sys/power/pm_test (CONFIG_PM_DEBUG)")
+    t.run("echo 0 > /sys/class/cxltrack/cxltrack0/bat_inv_evt_en")
+    t.run("echo 555 > /sys/class/cxltrack/cxltrack0/slot_timeout")
+    t.run("echo devices > /sys/power/pm_test && echo freeze > /sys/power/state", timeout=120)
+    dmesg = t.run("dmesg").out
+    assert "cxltrack" in dmesg
+    assert t.sysfs("slot_timeout") == "555"
+    assert t.sysfs("bat_inv_evt_en") == "0"
+    t.run("echo 0 > /sys/class/cxltrack/cxltrack0/slot_timeout")
+    out = t.run(f"cxlt-test evfault {DAX}", timeout=60).out
+    assert "ok evfault" in out
+
+
+def test_unprivileged_tenants(tracker_vm: TrackerFactory) -> None:
+    """Two files opened by root and handed to tenants without privileges (uid 65534): every
+    operation that changes device-wide or page state is refused with EPERM (CLEAR/DECAY
+    harvests, BAT set/clear/discard, slot merge, KEEP slots, chunk assign/release, CTRL
+    changes); reads and a tenant's own slots work; the second tenant can neither touch the
+    first one's slot nor read its events."""
+    t = tracker_vm()
+    out = t.run(f"cxlt-test tenant {DAX}", timeout=60).out
+    print(out)
+    assert "ok tenant" in out

@@ -205,11 +205,17 @@ int cxlt_chunk_release(struct cxlt_dev *cd, u32 chunk, u32 owner);
  * @cd: tracker
  * @nb: notifier; called with action = event type and data = a
  *      const struct cxlt_event *, in process context (the IRQ thread);
- *      it must not call back into cxlt_* functions
+ *      or with action = CXLT_NOTIFY_RESET and data = NULL after the
+ *      device was reset (every slot and chunk of every user is gone, its
+ *      tables are cleared: treat every page as dirty and every association
+ *      as invalid). It must not call back into cxlt_* functions.
  *
  * Return: 0 or a negative errno.
  */
 int cxlt_register_notifier(struct cxlt_dev *cd, struct notifier_block *nb);
+
+/* Notifier action after a device reset (event types are 1..6). */
+#define CXLT_NOTIFY_RESET	0x100
 
 /**
  * cxlt_unregister_notifier() - stop receiving events

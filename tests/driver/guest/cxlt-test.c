@@ -18,6 +18,10 @@
  *   cxlt-test events   DAX                     SLOT_FULL/MERGE_DONE/SCRUB_DONE/BAT_INVALIDATED
  *                                              arrive through poll()+read()
  *   cxlt-test evfault  DAX                     read() into a bad buffer keeps the event
+ *   cxlt-test tenant   DAX                     two files handed to unprivileged tenants:
+ *                                              what each may do, and whose events it sees
+ *   cxlt-test rawkeep  DAX                     a slot stays its file's after another file's
+ *                                              raw mode (needs allow_raw=1)
  *   cxlt-test peek     DAX DPA LEN             print LEN bytes at DPA as hex (loads)
  *   cxlt-test poke     DAX DPA HEX             store the bytes at DPA (byte stores)
  *   cxlt-test hold     SECONDS                 keep /dev/cxltrack0 open issuing ioctls;
@@ -796,6 +800,133 @@ static int mode_evfault(void)
 	return 0;
 }
 
+/* --- tenant: the permission model as seen by unprivileged callers ------------- */
+static int expect_err(int ret, int want, const char *what)
+{
+	if (ret != want)
+		fail("%s: got %s, expected %s", what, ret < 0 ? cxltrack_strerror(ret) : "success",
+		     cxltrack_strerror(want));
+	return 0;
+}
+
+static int tenant_events(struct cxltrack *who, unsigned int type, unsigned int slot)
+{
+	struct cxlt_event ev[16];
+	int n, hits = 0;
+
+	n = cxltrack_events(who, ev, 16, 1000);
+	check(n, "events");
+	for (int i = 0; i < n; i++)
+		hits += ev[i].type == type && ev[i].index == slot;
+	return hits;
+}
+
+static int mode_tenant(void)
+{
+	struct cxltrack *a, *b;
+	struct cxlt_ctrl c = { 0 };
+	struct cxlt_stats st;
+	struct cxlt_slot_query q;
+	unsigned int state, owner, chunk = t->info.num_chunks - 2;
+	uint8_t page[4096], *bm = calloc(1, 4096);
+	uint64_t blk, nr, vb;
+	uint32_t disk;
+	int keep, sa, eperm = 0;
+
+	memset(page, 0x77, sizeof(page));
+	/* Set up by the privileged process: a device-wide slot, an owned chunk. */
+	keep = cxltrack_slot_alloc(t, 0x4b, CXLT_SLOT_F_KEEP);
+	check(keep, "KEEP slot (admin)");
+	check(cxltrack_chunk_assign(t, chunk, 7), "chunk assign (admin)");
+	check(cxltrack_open(NULL, &a), "open (tenant A)");
+	check(cxltrack_open(NULL, &b), "open (tenant B)");
+	/* Hand the files over: drop every privilege. */
+	if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		fail("cannot drop privileges: %s", strerror(errno));
+
+#define DENIED(call, what) do { expect_err((call), -EPERM, what); eperm++; } while (0)
+	DENIED(cxltrack_harvest(a, CXLT_HARVEST_DIRTY, first_page, 64, CXLT_HARVEST_F_CLEAR, bm,
+				4096, &nr), "harvest CLEAR");
+	DENIED(cxltrack_harvest(a, CXLT_HARVEST_HOTNESS, first_page, 64, CXLT_HARVEST_F_DECAY, bm,
+				4096, &nr), "harvest DECAY");
+	DENIED(cxltrack_bat_set(a, first_page, 1, 1), "BAT_SET");
+	DENIED(cxltrack_bat_clear(a, first_page), "BAT_CLEAR");
+	DENIED(cxltrack_bat_discard(a, first_page, &blk, &disk), "BAT_DISCARD");
+	DENIED(cxltrack_slot_alloc(a, 1, CXLT_SLOT_F_KEEP), "SLOT_ALLOC KEEP");
+	DENIED(cxltrack_slot_write(a, keep, 0, page, 64), "SLOT_WRITE to a KEEP slot");
+	DENIED(cxltrack_slot_release(a, keep), "SLOT_RELEASE of a KEEP slot");
+	DENIED(cxltrack_chunk_assign(a, chunk - 1, 8), "CHUNK_ASSIGN");
+	DENIED(cxltrack_chunk_release(a, chunk, 7), "CHUNK_RELEASE of another owner's chunk");
+	c.clear = CXLT_CTRL_F_TRACK_EN;
+	DENIED(cxltrack_ctrl(a, &c), "CTRL clear TRACK_EN");
+	memset(&c, 0, sizeof(c));
+	c.flags = CXLT_CTRL_TIMEOUT;
+	c.slot_timeout = 1;
+	DENIED(cxltrack_ctrl(a, &c), "CTRL SLOT_TIMEOUT");
+
+	/* What a tenant may do: read, and use slots of its own. */
+	check(cxltrack_stats(a, &st), "STATS");
+	memset(&c, 0, sizeof(c));
+	check(cxltrack_ctrl(a, &c), "CTRL query");
+	if (!(c.ctrl & CXLT_CTRL_F_TRACK_EN))
+		fail("TRACK_EN was cleared by a tenant");
+	check(cxltrack_harvest(a, CXLT_HARVEST_DIRTY, first_page, 64, 0, bm, 4096, &nr),
+	      "harvest without CLEAR");
+	check(cxltrack_bat_get(a, first_page, &blk, &disk), "BAT_GET");
+	check(cxltrack_chunk_query(a, chunk, &state, &owner), "CHUNK_QUERY");
+	if (state != CXLT_CHUNKST_OWNED || owner != 7)
+		fail("chunk %u: state %u owner %u after a tenant's RELEASE", chunk, state, owner);
+	sa = cxltrack_slot_alloc(a, 0xA, 0);
+	check(sa, "SLOT_ALLOC (own)");
+	DENIED(cxltrack_slot_merge(a, sa, first_page, &vb), "SLOT_MERGE");
+	/* Tenant B can neither write nor release A's slot, nor see its events. */
+	DENIED(cxltrack_slot_write(b, sa, 0, page, 64), "SLOT_WRITE to another tenant's slot");
+	DENIED(cxltrack_slot_release(b, sa), "SLOT_RELEASE of another tenant's slot");
+	check(cxltrack_slot_write(a, sa, 0, page, sizeof(page)), "SLOT_WRITE (own, full)");
+	if (tenant_events(a, CXLT_EV_SLOT_FULL, sa) != 1)
+		fail("tenant A did not get the SLOT_FULL of its slot %d", sa);
+	if (tenant_events(b, CXLT_EV_SLOT_FULL, sa) != 0)
+		fail("EVENT LEAK: tenant B got the SLOT_FULL of tenant A's slot %d", sa);
+	check(cxltrack_slot_query(a, sa, &q, NULL), "SLOT_QUERY");
+	if (!q.owned || !q.full)
+		fail("slot %d: owned %u full %u", sa, q.owned, q.full);
+	check(cxltrack_slot_release(a, sa), "SLOT_RELEASE (own)");
+#undef DENIED
+	printf("ok tenant: %d privileged operations refused, own slot and reads work, "
+	       "no event leaked to the other tenant\n", eperm);
+	return 0;
+}
+
+/* --- rawkeep: raw mode on another file does not free this file's slot -------- */
+static int mode_rawkeep(void)
+{
+	struct cxltrack *raw, *other;
+	uint8_t data[64];
+	int slot, ret;
+
+	memset(data, 0x3c, sizeof(data));
+	slot = cxltrack_slot_alloc(t, 0x7a11, 0);
+	check(slot, "slot alloc");
+	check(cxltrack_slot_write(t, slot, 0, data, sizeof(data)), "slot write");
+	check(cxltrack_open(NULL, &raw), "open (raw)");
+	check(cxltrack_raw(raw, CXLT_RAW_ENTER, 0, 0, NULL), "raw enter");
+	check(cxltrack_raw(raw, CXLT_RAW_EXIT, 0, 0, NULL), "raw exit");
+	check(cxltrack_open(NULL, &other), "open (other)");
+	ret = cxltrack_slot_write(other, slot, 64, data, sizeof(data));
+	if (ret != -EPERM)
+		fail("SLOT STOLEN: another file wrote slot %d after raw mode: %s", slot,
+		     cxltrack_strerror(ret));
+	ret = cxltrack_slot_release(other, slot);
+	if (ret != -EPERM)
+		fail("SLOT STOLEN: another file released slot %d: %s", slot, cxltrack_strerror(ret));
+	check(cxltrack_slot_write(t, slot, 64, data, sizeof(data)), "owner's write after raw mode");
+	check(cxltrack_slot_release(t, slot), "owner's release");
+	cxltrack_close(raw);
+	cxltrack_close(other);
+	printf("ok rawkeep: slot %d stayed its file's across raw mode\n", slot);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t pages, n, seed;
@@ -831,6 +962,14 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "events")) {
 		setup(argv[2], 64, 1);
 		return mode_events();
+	}
+	if (argc >= 3 && !strcmp(argv[1], "tenant")) {
+		setup(argv[2], 64, 1);
+		return mode_tenant();
+	}
+	if (argc >= 3 && !strcmp(argv[1], "rawkeep")) {
+		setup(argv[2], 64, 1);
+		return mode_rawkeep();
 	}
 	if (argc >= 3 && !strcmp(argv[1], "evfault")) {
 		setup(argv[2], 64, 1);
