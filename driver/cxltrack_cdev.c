@@ -33,8 +33,6 @@ static int cxlt_open(struct inode *inode, struct file *file)
 	f = kzalloc(sizeof(*f), GFP_KERNEL);
 	if (!f)
 		return -ENOMEM;
-	/* Opened with CAP_SYS_ADMIN: a monitor that gets every event. */
-	f->all_events = capable(CAP_SYS_ADMIN);
 	cxlt_dev_get(cd);
 	ret = cxlt_file_open(cd, f);
 	if (ret) {
@@ -272,6 +270,7 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		struct cxlt_stats st;
 		struct cxlt_ctrl ctl;
 		struct cxlt_raw raw;
+		struct cxlt_event_scope es;
 	} u;
 	int ret;
 
@@ -320,13 +319,26 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case CXLT_IOC_SLOT_MERGE:
 		if (copy_from_user(&u.sm, argp, sizeof(u.sm)))
 			return -EFAULT;
-		if (u.sm.flags || !cxlt_rsvd_zero(u.sm.reserved, ARRAY_SIZE(u.sm.reserved)))
+		if (u.sm.flags & ~CXLT_SLOT_MERGE_F_ADDR || u.sm.reserved ||
+		    (u.sm.flags & CXLT_SLOT_MERGE_F_ADDR) != !!u.sm.addr)
 			return -EINVAL;
 		/* It writes 4 KiB into any page, kernel memory included. */
 		if (cxlt_need_admin())
 			return -EPERM;
+		/* Rule 6: the old contents reach the page before the merge... */
+		if (u.sm.addr) {
+			ret = cxlt_flush_user_page(cd, u.sm.addr);
+			if (ret)
+				return ret;
+		}
 		ret = cxlt_do_slot_merge(cd, f, u.sm.slot, u.sm.page, NULL,
 					 &u.sm.valid_bytes);
+		/*
+		 * ... and no cached copy survives it. The merge is done: a
+		 * mapping the caller removed meanwhile is its own stale copy.
+		 */
+		if (!ret && u.sm.addr)
+			cxlt_flush_user_page(cd, u.sm.addr);
 		if (!ret && copy_to_user(argp, &u.sm, sizeof(u.sm)))
 			ret = -EFAULT;
 		return ret;
@@ -369,6 +381,17 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		if (!ret && copy_to_user(argp, &u.ctl, sizeof(u.ctl)))
 			ret = -EFAULT;
 		return ret;
+
+	case CXLT_IOC_EVENT_SCOPE:
+		if (copy_from_user(&u.es, argp, sizeof(u.es)))
+			return -EFAULT;
+		if (u.es.flags || u.es.scope > CXLT_EVENTS_ALL ||
+		    !cxlt_rsvd_zero(u.es.reserved, ARRAY_SIZE(u.es.reserved)))
+			return -EINVAL;
+		if (u.es.scope == CXLT_EVENTS_ALL && cxlt_need_admin())
+			return -EPERM;
+		cxlt_evq_set_scope(cd, f, u.es.scope == CXLT_EVENTS_ALL);
+		return 0;
 
 	case CXLT_IOC_RAW:
 		if (copy_from_user(&u.raw, argp, sizeof(u.raw)))

@@ -27,7 +27,10 @@
  *             CTRL/SLOT_TIMEOUT shadows, raw mode ownership.
  *   evq_mutex mutex. Draining the event queue (IRQ thread, raw-mode exit,
  *             reset_done) and the notifier chain is called under it.
- *   evq_lock  spinlock. The list of open files and their event rings.
+ *   evq_lock  spinlock. The list of open files, their event rings and
+ *             event scope; the IRQ thread reads slot owners under it to
+ *             route events (merge and release clear an owner under it,
+ *             after draining the queue).
  *   f->read_lock  mutex per file, taken alone: one reader copies out at a
  *             time, so a record leaves the ring only after it was copied.
  * The IRQ thread takes only evq_mutex and evq_lock; remove() frees the IRQ
@@ -132,7 +135,7 @@ struct cxlt_file {
 	struct cxlt_dev *cd;
 	struct list_head node;		/* cd->files */
 	struct mutex read_lock;		/* see "Locking" above */
-	bool all_events;		/* else only its own slots' events */
+	bool all_events;		/* CXLT_EVENTS_ALL, under evq_lock */
 	/* event ring, under cd->evq_lock */
 	struct cxlt_event ring[CXLT_FILE_RING];
 	unsigned int head, tail;	/* free-running */
@@ -164,6 +167,10 @@ void cxlt_read_window(struct cxlt_dev *cd, void *dst, size_t len);
 int cxlt_raw(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_raw *r);
 void cxlt_raw_release(struct cxlt_dev *cd, struct cxlt_file *f);
 void cxlt_resync(struct cxlt_dev *cd, bool lost);
+
+/* cxltrack_cache.c: CPU-cache maintenance for user-space callers */
+int cxlt_flush_user_page(struct cxlt_dev *cd, u64 uaddr);
+void cxlt_writeback_all(struct cxlt_dev *cd);
 
 /* cxltrack_track.c */
 int cxlt_harvest_check(struct cxlt_dev *cd, u32 kind, u64 start, u64 count,
@@ -203,6 +210,7 @@ bool cxlt_evq_pending(struct cxlt_dev *cd, struct cxlt_file *f);
 int cxlt_evq_peek(struct cxlt_dev *cd, struct cxlt_file *f,
 		  struct cxlt_event *out, int max);
 void cxlt_evq_consume(struct cxlt_dev *cd, struct cxlt_file *f, int n);
+void cxlt_evq_set_scope(struct cxlt_dev *cd, struct cxlt_file *f, bool all);
 void cxlt_int_enable(struct cxlt_dev *cd, bool on);
 
 /* The leaves, used only by the PCI binding (cxltrack_main.c). */

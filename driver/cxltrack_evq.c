@@ -12,8 +12,8 @@
  *
  * Popped events go to in-kernel notifiers and to the open files they
  * concern: a slot's events (SLOT_FULL, SLOT_TIMEOUT, MERGE_DONE) to the file
- * that owns the slot; every event to the files opened with CAP_SYS_ADMIN
- * (monitors). The owner is read under evq_lock; code that takes a slot from
+ * that owns the slot; every event to the files subscribed to all of them
+ * (CXLT_EVENTS_ALL, monitors). The owner is read under evq_lock; code that takes a slot from
  * its owner drains the queue first, so events are routed to the owner they
  * were produced for.
  */
@@ -248,6 +248,13 @@ int cxlt_evq_peek(struct cxlt_dev *cd, struct cxlt_file *f,
 		out[n++] = f->ring[t % CXLT_FILE_RING];
 	spin_unlock(&cd->evq_lock);
 	return n;
+}
+
+void cxlt_evq_set_scope(struct cxlt_dev *cd, struct cxlt_file *f, bool all)
+{
+	spin_lock(&cd->evq_lock);
+	f->all_events = all;
+	spin_unlock(&cd->evq_lock);
 }
 
 /* Take @n records peeked by cxlt_evq_peek() off the ring. */

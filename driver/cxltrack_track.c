@@ -51,7 +51,7 @@ int cxlt_harvest_check(struct cxlt_dev *cd, u32 kind, u64 start, u64 count,
 {
 	if (kind > CXLT_HARVEST_HOTNESS || flags & ~CXLT_HARVEST_F_ALL)
 		return -EINVAL;
-	if ((flags & CXLT_HARVEST_F_ALL) == CXLT_HARVEST_F_ALL)
+	if ((flags & CXLT_HARVEST_F_CLEAR) && (flags & CXLT_HARVEST_F_DECAY))
 		return -EINVAL;
 	if (kind != CXLT_HARVEST_HOTNESS && flags & CXLT_HARVEST_F_DECAY)
 		return -EINVAL;
@@ -162,6 +162,8 @@ int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f, u32 kind,
 	bounce = kmalloc(CXLT_RESULT_SIZE, GFP_KERNEL);
 	if (!bounce)
 		return -ENOMEM;
+	if (flags & CXLT_HARVEST_F_WRITEBACK)
+		cxlt_writeback_all(cd);
 
 	while (*done < count) {
 		u64 n = min(count - *done, max);
@@ -250,7 +252,10 @@ int cxlt_do_bat(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_bat *b,
 	struct cxlt_cmd_res res;
 	int ret;
 
-	if (b->op > CXLT_BAT_DISCARD || b->flags || b->reserved[0] || b->reserved[1])
+	if (b->op > CXLT_BAT_DISCARD || b->flags & ~CXLT_BAT_F_ADDR || b->reserved ||
+	    (b->flags & CXLT_BAT_F_ADDR) != !!b->addr)
+		return -EINVAL;
+	if (b->flags & CXLT_BAT_F_ADDR && b->op != CXLT_BAT_SET && b->op != CXLT_BAT_DISCARD)
 		return -EINVAL;
 	if (b->page >= cd->caps.pages)
 		return -ERANGE;
@@ -261,6 +266,11 @@ int cxlt_do_bat(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_bat *b,
 	/* Rule 2 (ii) / rule 3: the page's stores must have reached the device. */
 	if (kaddr && (b->op == CXLT_BAT_SET || b->op == CXLT_BAT_DISCARD))
 		clflush_cache_range((void *)kaddr, 1U << cd->caps.page_shift);
+	if (b->flags & CXLT_BAT_F_ADDR) {
+		ret = cxlt_flush_user_page(cd, b->addr);
+		if (ret)
+			return ret;
+	}
 
 	ret = cxlt_enter(cd, f);
 	if (ret)

@@ -266,6 +266,7 @@ static int cmd_watch(int argc, char **argv)
 	struct cxltrack *t;
 	struct timespec t0, now;
 	long got = 0;
+	int ret;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-n") && i + 1 < argc)
@@ -278,6 +279,10 @@ static int cmd_watch(int argc, char **argv)
 	t = open_dev();
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	/* A watcher sees every event of the device, not only its own slots'. */
+	ret = cxltrack_event_scope(t, CXLT_EVENTS_ALL);
+	if (ret)
+		die_err(ret, "watch (every event needs CAP_SYS_ADMIN)");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while (!stop && (want < 0 || got < want)) {

@@ -251,6 +251,13 @@ int cxltrack_ctrl(struct cxltrack *t, struct cxlt_ctrl *c)
 	return ioc(t, CXLT_IOC_CTRL, c);
 }
 
+int cxltrack_event_scope(struct cxltrack *t, unsigned int scope)
+{
+	struct cxlt_event_scope s = { .scope = scope };
+
+	return ioc(t, CXLT_IOC_EVENT_SCOPE, &s);
+}
+
 int cxltrack_events(struct cxltrack *t, struct cxlt_event *ev, int max, int timeout_ms)
 {
 	struct pollfd p = { .fd = t->fd, .events = POLLIN };

@@ -80,6 +80,8 @@ int cxltrack_ctrl(struct cxltrack *t, struct cxlt_ctrl *c);
  */
 int cxltrack_events(struct cxltrack *t, struct cxlt_event *ev, int max, int timeout_ms);
 const char *cxltrack_event_name(unsigned int type);
+/* Which events this handle gets: CXLT_EVENTS_OWN (default) or _ALL (CAP_SYS_ADMIN). */
+int cxltrack_event_scope(struct cxltrack *t, unsigned int scope);
 
 /* Raw register access (module parameter allow_raw=1, CAP_SYS_RAWIO). */
 int cxltrack_raw(struct cxltrack *t, unsigned int op, unsigned int offset,

@@ -112,3 +112,15 @@ def test_unprivileged_tenants(tracker_vm: TrackerFactory) -> None:
     out = t.run(f"cxlt-test tenant {DAX}", timeout=60).out
     print(out)
     assert "ok tenant" in out
+
+
+def test_cache_contract_from_user_space(tracker_vm: TrackerFactory) -> None:
+    """BAT_SET/BAT_DISCARD and SLOT_MERGE can name the caller's mapping of the page (the
+    driver writes its lines back / invalidates them); a misaligned or unmapped address fails
+    before the device is asked; a harvest with WRITEBACK writes back every CPU cache first.
+    (TCG has no cache model: the write-back itself is checked by review; this checks the
+    interface, the pinning and that failures change nothing.)"""
+    t = tracker_vm()
+    out = t.run(f"cxlt-test cache {DAX}", timeout=60).out
+    print(out)
+    assert "ok cache" in out

@@ -245,7 +245,8 @@ static void one(int fd)
 		/* A valid number with a bad argument pointer. */
 		req = pick((const uint64_t[]){ CXLT_IOC_INFO, CXLT_IOC_HARVEST, CXLT_IOC_BAT,
 					       CXLT_IOC_SLOT_QUERY, CXLT_IOC_CHUNK_LIST,
-					       CXLT_IOC_STATS, CXLT_IOC_CTRL }, 7);
+					       CXLT_IOC_STATS, CXLT_IOC_CTRL,
+					       CXLT_IOC_EVENT_SCOPE }, 8);
 		arg = (void *)(uintptr_t)pick((const uint64_t[]){ 0, 1, (uintptr_t)hole,
 			(uintptr_t)ro_page, 0xffff888000000000ull, (uintptr_t)buf + buf_len - 8 }, 6);
 		break;

@@ -20,6 +20,9 @@
  *   cxlt-test evfault  DAX                     read() into a bad buffer keeps the event
  *   cxlt-test tenant   DAX                     two files handed to unprivileged tenants:
  *                                              what each may do, and whose events it sees
+ *   cxlt-test cache    DAX                     user-space CPU-cache contract: BAT and merge
+ *                                              calls that name the caller's mapping, harvest
+ *                                              with WRITEBACK
  *   cxlt-test rawkeep  DAX                     a slot stays its file's after another file's
  *                                              raw mode (needs allow_raw=1)
  *   cxlt-test peek     DAX DPA LEN             print LEN bytes at DPA as hex (loads)
@@ -42,6 +45,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 
 #include "libcxltrack.h"
@@ -638,6 +642,9 @@ static int mode_events(void)
 	uint64_t vb, p = first_page + 1;
 	int slot;
 
+	/* Chunk and BAT events belong to no file: a monitor gets them. */
+	check(cxltrack_event_scope(t, CXLT_EVENTS_ALL), "event scope ALL");
+
 	memset(buf, 0x5a, sizeof(buf));
 	slot = cxltrack_slot_alloc(t, 0xabc, 0);
 	check(slot, "slot alloc");
@@ -849,6 +856,8 @@ static int mode_tenant(void)
 				4096, &nr), "harvest CLEAR");
 	DENIED(cxltrack_harvest(a, CXLT_HARVEST_HOTNESS, first_page, 64, CXLT_HARVEST_F_DECAY, bm,
 				4096, &nr), "harvest DECAY");
+	DENIED(cxltrack_harvest(a, CXLT_HARVEST_DIRTY, first_page, 64, CXLT_HARVEST_F_WRITEBACK,
+				bm, 4096, &nr), "harvest WRITEBACK");
 	DENIED(cxltrack_bat_set(a, first_page, 1, 1), "BAT_SET");
 	DENIED(cxltrack_bat_clear(a, first_page), "BAT_CLEAR");
 	DENIED(cxltrack_bat_discard(a, first_page, &blk, &disk), "BAT_DISCARD");
@@ -894,6 +903,66 @@ static int mode_tenant(void)
 #undef DENIED
 	printf("ok tenant: %d privileged operations refused, own slot and reads work, "
 	       "no event leaked to the other tenant\n", eperm);
+	return 0;
+}
+
+/* --- cache: the spec 9 guarantees for user-space callers ------------------------ */
+static int bat_at(unsigned int op, uint64_t page, uint64_t addr, struct cxlt_bat *out)
+{
+	struct cxlt_bat b = { .op = op, .page = page, .block = 42, .disk = 1,
+			      .flags = addr ? CXLT_BAT_F_ADDR : 0, .addr = addr };
+	int ret = ioctl(t->fd, CXLT_IOC_BAT, &b) ? -errno : 0;
+
+	if (out)
+		*out = b;
+	return ret;
+}
+
+static int mode_cache(void)
+{
+	uint64_t p = first_page + 3, nr;
+	uint64_t addr = (uintptr_t)page_ptr(p);
+	struct cxlt_slot_merge sm = { 0 };
+	uint8_t data[256], *bm = calloc(1, 4096);
+	struct cxlt_bat b;
+	int slot;
+
+	/* SET and DISCARD through the caller's mapping: the driver writes the lines back. */
+	*(volatile uint64_t *)page_ptr(p) = 0x1234;
+	check(bat_at(CXLT_BAT_SET, p, addr, NULL), "BAT_SET with ADDR");
+	check(bat_at(CXLT_BAT_DISCARD, p, addr, &b), "BAT_DISCARD with ADDR");
+	if (!b.valid || b.block != 42)
+		fail("discard after set: valid %u block %" PRIu64, b.valid, (uint64_t)b.block);
+	/* A bad mapping fails before the device is asked: the association survives. */
+	check(bat_at(CXLT_BAT_SET, p, addr, NULL), "BAT_SET with ADDR (again)");
+	expect_err(bat_at(CXLT_BAT_DISCARD, p, addr + 8, NULL), -EINVAL, "misaligned ADDR");
+	expect_err(bat_at(CXLT_BAT_DISCARD, p, 4096, NULL), -EFAULT, "unmapped ADDR");
+	expect_err(bat_at(CXLT_BAT_GET, p, addr, NULL), -EINVAL, "ADDR on GET");
+	check(bat_at(CXLT_BAT_GET, p, 0, &b), "BAT_GET");
+	if (!b.valid)
+		fail("a DISCARD that failed on its ADDR discarded the association");
+	/* A merge that names the destination's mapping. */
+	memset(data, 0xc3, sizeof(data));
+	slot = cxltrack_slot_alloc(t, 0xcace, 0);
+	check(slot, "slot alloc");
+	check(cxltrack_slot_write(t, slot, 0, data, sizeof(data)), "slot write");
+	sm.slot = slot;
+	sm.page = p;
+	sm.flags = CXLT_SLOT_MERGE_F_ADDR;
+	sm.addr = addr;
+	if (ioctl(t->fd, CXLT_IOC_SLOT_MERGE, &sm))
+		fail("SLOT_MERGE with ADDR: %s", strerror(errno));
+	if (sm.valid_bytes != sizeof(data) || page_ptr(p)[0] != 0xc3 || page_ptr(p)[255] != 0xc3)
+		fail("merge with ADDR: %" PRIu64 " bytes, page starts %02x", (uint64_t)sm.valid_bytes,
+		     page_ptr(p)[0]);
+	/* The final round of a migration: every CPU cache written back first. */
+	check(cxltrack_harvest(t, CXLT_HARVEST_DIRTY, first_page, 64,
+			       CXLT_HARVEST_F_CLEAR | CXLT_HARVEST_F_WRITEBACK, bm, 4096, &nr),
+	      "harvest CLEAR|WRITEBACK");
+	if (!bit(bm, 3))
+		fail("the merged page is not dirty");
+	printf("ok cache: BAT and merge flush through the caller's mapping, bad mappings fail "
+	       "first, harvest WRITEBACK\n");
 	return 0;
 }
 
@@ -966,6 +1035,10 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "tenant")) {
 		setup(argv[2], 64, 1);
 		return mode_tenant();
+	}
+	if (argc >= 3 && !strcmp(argv[1], "cache")) {
+		setup(argv[2], 64, 1);
+		return mode_cache();
 	}
 	if (argc >= 3 && !strcmp(argv[1], "rawkeep")) {
 		setup(argv[2], 64, 1);

@@ -67,7 +67,14 @@ struct cxlt_info {
 
 #define CXLT_HARVEST_F_CLEAR		(1U << 0)	/* clear what was read */
 #define CXLT_HARVEST_F_DECAY		(1U << 1)	/* hotness: halve counters */
-#define CXLT_HARVEST_F_ALL		(CXLT_HARVEST_F_CLEAR | CXLT_HARVEST_F_DECAY)
+/*
+ * WRITEBACK: write back every CPU cache (WBINVD on every CPU) before the
+ * first command: the final round of a migration, after every writer was
+ * stopped (docs/spec.md section 9 rule 1). CAP_SYS_ADMIN.
+ */
+#define CXLT_HARVEST_F_WRITEBACK	(1U << 2)
+#define CXLT_HARVEST_F_ALL		(CXLT_HARVEST_F_CLEAR | CXLT_HARVEST_F_DECAY | \
+					 CXLT_HARVEST_F_WRITEBACK)
 
 struct cxlt_harvest {
 	__u32 kind;		/* CXLT_HARVEST_* */
@@ -105,15 +112,26 @@ struct cxlt_harvest {
 #define CXLT_BAT_CLEAR			2
 #define CXLT_BAT_DISCARD		3	/* atomic read-and-clear */
 
+/*
+ * ADDR (SET, DISCARD): addr is the caller's mapping of the page (aligned to
+ * the device page size); the driver writes back the page's CPU cache lines
+ * through it before the command (docs/spec.md section 9 rules 2 and 3).
+ * Without it that write-back is the caller's duty (CLFLUSHOPT over its
+ * mapping + SFENCE). Removing every writable mapping of the page before
+ * DISCARD stays the caller's duty either way.
+ */
+#define CXLT_BAT_F_ADDR			(1U << 0)
+
 struct cxlt_bat {
 	__u32 op;		/* CXLT_BAT_* */
-	__u32 flags;		/* none defined */
+	__u32 flags;		/* CXLT_BAT_F_ADDR */
 	__u64 page;
 	__u64 block;		/* in for SET; out for GET/DISCARD */
 	__u32 disk;		/* in for SET; out for GET/DISCARD */
 	/* valid: out for GET/DISCARD: 1 = the association was valid (DISCARD: clean) */
 	__u32 valid;
-	__u64 reserved[2];
+	__u64 addr;		/* with CXLT_BAT_F_ADDR, else 0 */
+	__u64 reserved;
 };
 
 /* Write-buffer merge slots. */
@@ -146,12 +164,20 @@ struct cxlt_slot_write {
 	__u64 reserved[2];
 };
 
+/*
+ * ADDR: addr is the caller's mapping of the destination page; the driver
+ * writes back its lines before the merge and invalidates them after it
+ * (docs/spec.md section 9 rule 6). Without it both are the caller's duty.
+ */
+#define CXLT_SLOT_MERGE_F_ADDR		(1U << 0)
+
 struct cxlt_slot_merge {
 	__u32 slot;
-	__u32 flags;		/* none defined */
+	__u32 flags;		/* CXLT_SLOT_MERGE_F_ADDR */
 	__u64 page;		/* destination page (DPA page index) */
 	__u64 valid_bytes;	/* out: bytes the merge wrote */
-	__u64 reserved[2];
+	__u64 addr;		/* with CXLT_SLOT_MERGE_F_ADDR, else 0 */
+	__u64 reserved;
 };
 
 struct cxlt_slot_release {
@@ -235,6 +261,21 @@ struct cxlt_ctrl {
 
 #define CXLT_CTRL_TIMEOUT		(1U << 0)
 
+/*
+ * CXLT_IOC_EVENT_SCOPE: which events read() on this file returns. OWN (the
+ * default): the events of the slots this file owns (SLOT_FULL, SLOT_TIMEOUT,
+ * MERGE_DONE). ALL (CAP_SYS_ADMIN): every event of the device, for a
+ * monitor. Records already queued on the file stay.
+ */
+#define CXLT_EVENTS_OWN			0
+#define CXLT_EVENTS_ALL			1
+
+struct cxlt_event_scope {
+	__u32 scope;		/* CXLT_EVENTS_* */
+	__u32 flags;		/* none defined */
+	__u64 reserved[2];
+};
+
 /* An event record, as read() returns it. */
 #define CXLT_EV_SLOT_FULL		1
 #define CXLT_EV_SLOT_TIMEOUT		2
@@ -295,6 +336,7 @@ struct cxlt_raw {
 #define CXLT_IOC_CHUNK_LIST	_IOWR(CXLT_IOC_MAGIC, 0x09, struct cxlt_chunk_list)
 #define CXLT_IOC_STATS		_IOR(CXLT_IOC_MAGIC, 0x0a, struct cxlt_stats)
 #define CXLT_IOC_CTRL		_IOWR(CXLT_IOC_MAGIC, 0x0b, struct cxlt_ctrl)
+#define CXLT_IOC_EVENT_SCOPE	_IOW(CXLT_IOC_MAGIC, 0x0c, struct cxlt_event_scope)
 #define CXLT_IOC_RAW		_IOWR(CXLT_IOC_MAGIC, 0x20, struct cxlt_raw)
 
 #endif /* _UAPI_LINUX_CXLTRACK_H */
