@@ -61,6 +61,7 @@
 
 extern unsigned int cxlt_cmd_timeout_ms;
 extern bool cxlt_allow_raw;
+extern unsigned int cxlt_tenant_slots;
 
 struct cxlt_caps {
 	u32 hw_version;

@@ -30,6 +30,10 @@ bool cxlt_allow_raw;
 module_param_named(allow_raw, cxlt_allow_raw, bool, 0644);
 MODULE_PARM_DESC(allow_raw, "allow raw register access for tests (CXLT_IOC_RAW, CAP_SYS_RAWIO)");
 
+unsigned int cxlt_tenant_slots = 2;
+module_param_named(tenant_slots, cxlt_tenant_slots, uint, 0644);
+MODULE_PARM_DESC(tenant_slots, "OPEN slots a file without CAP_SYS_ADMIN may hold (default 2)");
+
 static dev_t cxlt_devt;
 static DEFINE_IDA(cxlt_ida);
 static LIST_HEAD(cxlt_devices);

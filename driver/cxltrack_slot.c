@@ -72,6 +72,17 @@ static int cxlt_slot_query_locked(struct cxlt_dev *cd, u32 slot, u32 *state,
 	return 0;
 }
 
+/* Slots @f owns; caller holds cmd_lock. */
+static unsigned int cxlt_slots_of(struct cxlt_dev *cd, struct cxlt_file *f)
+{
+	unsigned int i, n = 0;
+
+	lockdep_assert_held(&cd->cmd_lock);
+	for (i = 0; i < CXLT_SLOT_COUNT; i++)
+		n += cd->slot_owner[i] == f;
+	return n;
+}
+
 int cxlt_do_slot_alloc(struct cxlt_dev *cd, struct cxlt_file *f, u64 tag,
 		       u32 flags, u32 *slot)
 {
@@ -83,6 +94,12 @@ int cxlt_do_slot_alloc(struct cxlt_dev *cd, struct cxlt_file *f, u64 tag,
 	ret = cxlt_enter(cd, f);
 	if (ret)
 		return ret;
+	/* A tenant must not take every slot of the device. */
+	if (f && !capable(CAP_SYS_ADMIN) &&
+	    cxlt_slots_of(cd, f) >= READ_ONCE(cxlt_tenant_slots)) {
+		cxlt_leave(cd);
+		return -ENOSPC;
+	}
 	ret = cxlt_cmd(cd, CXLT_OP_SLOT_ALLOC, 0, tag, 0, 0, &res);
 	if (!ret && res.r0 >= cd->caps.num_slots) {
 		dev_err_ratelimited(&cd->dev, "SLOT_ALLOC returned slot %llu\n", res.r0);

@@ -112,6 +112,11 @@ def test_unprivileged_tenants(tracker_vm: TrackerFactory) -> None:
     out = t.run(f"cxlt-test tenant {DAX}", timeout=60).out
     print(out)
     assert "ok tenant" in out
+    # Without the per-file slot cap (tenant_slots as large as the device) the same run
+    # must fail: the check is live.
+    t.run(f"echo {t.cfg.slots} > /sys/module/cxltrack/parameters/tenant_slots")
+    r = t.run(f"cxlt-test tenant {DAX}", timeout=60, check=False)
+    assert r.status == 1 and "SLOT_ALLOC past tenant_slots: got success" in r.err, r.err
 
 
 def test_cache_contract_from_user_space(tracker_vm: TrackerFactory) -> None:

@@ -141,7 +141,9 @@ struct cxlt_bat {
 
 /*
  * By default a slot belongs to the file that allocated it: other files get
- * -EPERM on it, and it is released when that file is closed. KEEP makes it
+ * -EPERM on it, and it is released when that file is closed. A file without
+ * CAP_SYS_ADMIN holds at most the module parameter tenant_slots (default 2)
+ * slots (-ENOSPC). KEEP makes it
  * a device-wide slot that outlives the file (any opener may use it).
  */
 #define CXLT_SLOT_F_KEEP		(1U << 0)
