@@ -65,6 +65,7 @@ object Blocks extends App {
     "DataPath"      -> { p => BlockDef(() => new DataPath(p), coreParams(p)) },
     "SlotBuffer"    -> { p => BlockDef(() => new SlotBuffer(p), coreParams(p)) },
     "CommandEngine" -> { p => BlockDef(() => new CommandEngine(p), coreParams(p) ++ opCodes) },
+    "RegisterPort"  -> { p => BlockDef(() => new RegisterPort(p), coreParams(p)) },
     // as CxlTrackCore: new ScrubEngine(C, p.chunkShift, p.pageShift, p.pageBits, p.memAddrBits)
     "ScrubEngine" -> { p =>
       BlockDef(

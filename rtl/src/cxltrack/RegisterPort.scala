@@ -22,6 +22,9 @@ class RegisterValues(names: Seq[String]) extends Record {
  * owned here (INT_STATUS, ERR_STATUS, ERR_ADDR, ERR_COUNT); a write to a writable register that is not storage is an
  * action: write-1-to-clear bits (`w1cMask`), an event pop, a command launch.
  *
+ * Illegal accesses are checked in the spec's order (section 4.2): decode (registers by `offset & ~3`, windows, existing
+ * slots), direction, width and alignment, slot state; ERR_ADDR records a write's first enabled byte.
+ *
  * One access at a time: an accepted access is decoded while the RESULT or slot line it may need is read (stage 1), then
  * executed and answered (stage 2). Window writes are held in stage 1 while a SLOT_QUERY copies the mask, so the copy is
  * one snapshot. No access is taken while the command engine clears RESULT after reset.
@@ -116,15 +119,19 @@ class RegisterPort(p: CxlTrackParams) extends Module {
     isWrite := false.B
     addr    := axil.araddr
   }
-  val inSlotWindow                  = addr >= Regs.SLOT.OFFSET.U
-  val slotIndex                     = addr(15, 12)
-  val slotExists                    = slotIndex < p.slots.U
-  val slot                          = slotIndex(p.slotBits - 1, 0)
-  val line                          = addr(11, 6)
-  val wordInLine                    = addr(5, 2)
-  val inResult                      = addr >= Regs.RESULT.OFFSET.U && addr < (Regs.RESULT.OFFSET + Regs.RESULT.SIZE).U
-  val aligned                       = addr(1, 0) === 0.U
-  def atRegister(r: Regs.Reg): Bool = addr === r.offset.U
+  val inSlotWindow = addr >= Regs.SLOT.OFFSET.U
+  val slotIndex    = addr(15, 12)
+  val slotExists   = slotIndex < p.slots.U
+  val slot         = slotIndex(p.slotBits - 1, 0)
+  val line         = addr(11, 6)
+  val wordInLine   = addr(5, 2)
+  val inResult     = addr >= Regs.RESULT.OFFSET.U && addr < (Regs.RESULT.OFFSET + Regs.RESULT.SIZE).U
+  val aligned      = addr(1, 0) === 0.U
+  // the offset an illegal access records (ERR_ADDR, the ERROR event): a write's first enabled byte (its word when no
+  // byte is enabled), a read's address
+  val accessOffset = Mux(isWrite, Cat(addr >> 2, Mux(strb.orR, PriorityEncoder(strb), 0.U(2.W))), addr)
+  // registers decode by `offset & ~3`: a sub-word access inside a register is a width error, not a decode error
+  def atRegister(r: Regs.Reg): Bool = (addr >> 2) === (r.offset >> 2).U
   io.resultRead.valid              := stage === 1.U
   io.resultRead.bits               := addr(11, 6)
   io.slotWindow.readLine.valid     := false.B
@@ -166,12 +173,10 @@ class RegisterPort(p: CxlTrackParams) extends Module {
         }.otherwise {
           io.slotWindow.write.valid := true.B
         }
-      }.elsewhen(inResult) {
+      }.elsewhen(inResult || !writeHit) { // RESULT and read-only registers: direction; reserved words: decode
         setErr(ErrBits.BAD_REG_LSB)
       }.elsewhen(!aligned || strb =/= 15.U) {
         setErr(ErrBits.BAD_WIDTH_LSB)
-      }.elsewhen(!writeHit) {
-        setErr(ErrBits.BAD_REG_LSB)
       }.otherwise {
         for (r <- writable) {
           when(atRegister(r)) {
@@ -212,10 +217,10 @@ class RegisterPort(p: CxlTrackParams) extends Module {
         }.otherwise {
           rData := Cat((0 until 4).reverse.map(k => io.resultLine(Cat(wordInLine, k.U(2.W)))))
         }
+      }.elsewhen(!readHit) { // reserved words (decode) and the write-only EVQ_POP (direction)
+        setErr(ErrBits.BAD_REG_LSB)
       }.elsewhen(!aligned) {
         setErr(ErrBits.BAD_WIDTH_LSB)
-      }.elsewhen(!readHit) {
-        setErr(ErrBits.BAD_REG_LSB)
       }.otherwise {
         rData := readValue
       }
@@ -228,9 +233,9 @@ class RegisterPort(p: CxlTrackParams) extends Module {
   io.errorEvent.valid      := newErr
   io.errorEvent.bits.typ   := Regs.Event.ERROR.U
   io.errorEvent.bits.index := errBit
-  io.errorEvent.bits.arg   := addr
+  io.errorEvent.bits.arg   := accessOffset
   when(errReq) {
-    when(errStatus(3, 0) === 0.U)(errAddr := addr)
+    when(errStatus(3, 0) === 0.U)(errAddr := accessOffset)
     errCount                              := Mux(errCount.andR, errCount, errCount + 1.U) // saturates
   }
   val newOvf = io.evqOverflow && !errStatus(ErrBits.EVQ_OVERFLOW_LSB)
