@@ -94,7 +94,9 @@ class L1Host:
         if self.build is not None:
             self.run("rmmod kvm_amd kvm")
         if build == "stock":
-            self.run(f"modprobe irqbypass && insmod {STOCK_DIR}/kvm.ko && insmod {STOCK_DIR}/kvm-amd.ko")
+            # kvm-amd needs ccp (SEV); insmod does not load dependencies.
+            self.run("modprobe irqbypass && modprobe ccp")
+            self.run(f"insmod {STOCK_DIR}/kvm.ko && insmod {STOCK_DIR}/kvm-amd.ko")
             loaded = self.run(f"test -e {PARAM} && echo patched || echo stock").out.strip()
             assert loaded == "stock", "insmod of Debian's kvm.ko loaded a module with device_dirty_log"
         else:
