@@ -174,8 +174,16 @@ static long cxlt_ioc_harvest(struct cxlt_file *f, void __user *argp)
 	 */
 	if (put_user(0, &uh->done) || put_user(0, &uh->nr_set))
 		return -EFAULT;
+	/* Dirty bits cleared here would be missing from a kernel dirty log. */
+	if (h.kind == CXLT_HARVEST_DIRTY && h.flags & CXLT_HARVEST_F_CLEAR) {
+		ret = cxlt_klog_user_begin(cd);
+		if (ret)
+			return ret;
+	}
 	ret = cxlt_do_harvest(cd, f, h.kind, h.start, h.count, h.flags, NULL,
 			      u64_to_user_ptr(h.buf), &h.nr_set, &h.done);
+	if (h.kind == CXLT_HARVEST_DIRTY && h.flags & CXLT_HARVEST_F_CLEAR)
+		cxlt_klog_user_end(cd);
 	if (put_user(h.nr_set, &uh->nr_set) || put_user(h.done, &uh->done))
 		return -EFAULT;
 	return ret;

@@ -107,6 +107,9 @@ int cxlt_set_ctrl(struct cxlt_dev *cd, struct cxlt_ctrl *c)
 		return ret;
 	/* A pure query (nothing to set, clear or time) does not write the device. */
 	if (set | clr | (c->flags & CXLT_CTRL_TIMEOUT)) {
+		/* Writes while tracking is off are not recorded anywhere. */
+		if ((cd->ctrl ^ ((cd->ctrl & ~clr) | set)) & CXLT_CTRL_TRACK_EN_MASK)
+			cxlt_klog_lost(cd);
 		cd->ctrl = (cd->ctrl & ~clr) | set;
 		if (c->flags & CXLT_CTRL_TIMEOUT)
 			cd->slot_timeout = c->slot_timeout;

@@ -47,6 +47,7 @@ static void cxlt_dev_release(struct device *dev)
 {
 	struct cxlt_dev *cd = container_of(dev, struct cxlt_dev, dev);
 
+	cxlt_klog_free(cd);
 	bitmap_free(cd->unscrubbed);
 	pci_dev_put(cd->memdev);
 	pci_dev_put(cd->pdev);
@@ -301,7 +302,10 @@ static void cxlt_unquiesce(struct cxlt_dev *cd, bool lost)
  */
 static void cxlt_reset_prepare(struct pci_dev *pdev)
 {
-	cxlt_quiesce(pci_get_drvdata(pdev));
+	struct cxlt_dev *cd = pci_get_drvdata(pdev);
+
+	cxlt_quiesce(cd);
+	cxlt_klog_lost(cd);	/* the reset clears the dirty bitmap */
 }
 
 static void cxlt_reset_done(struct pci_dev *pdev)
@@ -336,8 +340,10 @@ static int cxlt_resume(struct device *dev)
 		    (cd->cmd_seq_valid && cd->cmd_seq &&
 		     !((st & CXLT_CMD_STATUS_SEQ_MASK) >> CXLT_CMD_STATUS_SEQ_SHIFT));
 
-	if (lost)
+	if (lost) {
 		dev_info(dev, "device state lost over suspend\n");
+		cxlt_klog_lost(cd);
+	}
 	cxlt_unquiesce(cd, lost);
 	return 0;
 }
