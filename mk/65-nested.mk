@@ -6,10 +6,12 @@
 #
 #   make guest-host     the host image (L1 initramfs with QEMU + the L2 image) -> out/guest/host.json
 #   make test-nested    boot hosts and VMs, run tests/nested (JUnit: out/junit/nested.xml)
+#   make bench-migrate  live migration, KVM write-protect vs device dirty log (not in make test;
+#                       tests/nested/test_nested_migration.py is its small version)
 HOST_IMAGE := $(GUEST_OUT)/host.json
 TEST_SUITES += nested
 
-.PHONY: guest-host test-nested lint-nested
+.PHONY: guest-host test-nested lint-nested bench-migrate
 
 guest-host: $$(GUEST_DEPS) ## build the nested host image (L1 with the project's QEMU and the L2 VM image)
 	@q="$(QEMU_BIN)"; test -x "$$q" || { echo "guest-host: no QEMU binary (got '$$q')"; exit 1; }; \
@@ -19,6 +21,10 @@ guest-host: $$(GUEST_DEPS) ## build the nested host image (L1 with the project's
 test-nested: guest-host ## nested tests: L1 host with KVM, L2 VMs with memory on the device, migration
 	@q="$(QEMU_BIN)"; test -x "$$q" || { echo "test-nested: no QEMU binary (got '$$q')"; exit 1; }; \
 	CXLTRACK_QEMU="$$q" CXLTRACK_HOST_IMAGE=$(HOST_IMAGE) $(call PYTEST,nested) $(TOP)/tests/nested
+
+bench-migrate: guest-host ## migration bench; last line wp_faults_stock=<n> wp_faults_device=<n> pages_ratio=<r> ok=<pages equal>
+	@q="$(QEMU_BIN)"; test -x "$$q" || { echo "bench-migrate: no QEMU binary (got '$$q')"; exit 1; }; \
+	CXLTRACK_QEMU="$$q" CXLTRACK_HOST_IMAGE=$(HOST_IMAGE) $(PY) -m cxltrack.experiments.migrate $(BENCH_MIGRATE_ARGS)
 
 lint-nested: ## ruff + mypy over tests/nested
 	@$(PY) -m ruff check --quiet $(TOP)/tests/nested
