@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The RTL regression: every cocotb bench on the small configuration: the benches of the whole
-core (sim/tb/test_*.py, listed in BENCHES) and the block benches (sim/tb/blocks/test_*.py, found
-by their `BLOCK = "<Name>"` line), each on every simulator given with `--sim` (`make test-rtl`:
-Verilator and Icarus, at the same iteration counts; Icarus is ~2-3x slower on these benches)."""
+"""The RTL regression: every cocotb bench on the small configuration, found by one rule: the
+benches of the whole core are sim/tb/test_*.py, the block benches sim/tb/blocks/test_*.py (each
+names its block in a `BLOCK = "<Name>"` line). Each runs on every simulator given with `--sim`
+(`make test-rtl`: Verilator and Icarus, at the same iteration counts; Icarus is ~2-3x slower on
+these benches); `--bench NAME` (`make test-rtl BENCH=NAME`) runs one bench, core or block."""
 
 from __future__ import annotations
 
@@ -17,21 +18,14 @@ import pytest
 from conftest import design, sims
 from rtlsim import BLOCKS_DIR, SIM_DIR, block, rtl_dir, run_checked
 
-BENCHES = [
-    "test_vectors",
-    "test_regs",
-    "test_tracking",
-    "test_harvest",
-    "test_bat",
-    "test_slots",
-    "test_chunks",
-    "test_events",
-    "test_errors",
-    "test_random",
-    "test_races",
-]
-BLOCK_BENCH_DIR = SIM_DIR / "tb" / "blocks"
+CORE_BENCH_DIR = SIM_DIR / "tb"
+BLOCK_BENCH_DIR = CORE_BENCH_DIR / "blocks"
 BLOCK_CONFIG = "small"
+
+
+def core_benches() -> list[str]:
+    """The benches of the whole core: every sim/tb/test_*.py."""
+    return [p.stem for p in sorted(CORE_BENCH_DIR.glob("test_*.py"))]
 
 
 def block_benches() -> dict[str, str]:
@@ -52,13 +46,26 @@ def block_benches() -> dict[str, str]:
     return found
 
 
+def chosen(config: pytest.Config, benches: list[str]) -> list[str]:
+    """The benches `--bench` names (all when it is not given); an unknown name is an error."""
+    names: list[str] | None = config.getoption("bench")
+    if not names:
+        return benches
+    known = set(core_benches()) | set(block_benches())
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise pytest.UsageError(f"--bench {', '.join(unknown)}: no such bench (known: {', '.join(sorted(known))})")
+    return [b for b in benches if b in names]
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "sim_bench" in metafunc.fixturenames:
-        pairs = [(sim, b) for sim in sims(metafunc.config) for b in BENCHES]
+        pairs = [(sim, b) for sim in sims(metafunc.config) for b in chosen(metafunc.config, core_benches())]
         metafunc.parametrize("sim_bench", pairs, ids=[f"{s}-{b}" for s, b in pairs])
     if "sim_block_bench" in metafunc.fixturenames:
         blocks = block_benches()
-        triples = [(sim, b, blocks[b]) for sim in sims(metafunc.config) for b in blocks]
+        names = chosen(metafunc.config, list(blocks))
+        triples = [(sim, b, blocks[b]) for sim in sims(metafunc.config) for b in names]
         metafunc.parametrize("sim_block_bench", triples, ids=[f"{s}-{blk}-{b}" for s, b, blk in triples])
 
 
