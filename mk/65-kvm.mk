@@ -10,6 +10,9 @@
 #   make kvm-check   checkpatch --strict over the series
 #   make lint-kvm    ruff + mypy over tests/kvm
 #   make test-kvm    selftests in the guest on the patched and the stock modules
+#                    (the small matrix of `make test`)
+#   make test-kvm-full  every selftest on every build (adds memslot_perf_test:
+#                    ~4 min per build under TCG)
 KVM_DIR := $(TOP)/kvm
 KVM_OUT := $(OUT)/kvm
 KVM_PATCHES := $(sort $(wildcard $(KVM_DIR)/patches/*.patch))
@@ -22,10 +25,10 @@ GUEST_BIN_DIRS += $(KVM_OUT)/bin
 GUEST_DEPS += kvm
 TEST_SUITES += kvm
 
-.PHONY: kvm kvm-check lint-kvm test-kvm
+.PHONY: kvm kvm-check lint-kvm test-kvm test-kvm-full
 
 $(KVM_OUT)/.built: $(KVM_INPUTS) | guest-deps-host
-	@$(TOP)/scripts/apt-ensure gcc make libc6-dev patch rsync xz-utils perl dwarves binutils >&2
+	@$(TOP)/scripts/apt-ensure gcc make libc6-dev patch xz-utils perl dwarves binutils >&2
 	@$(HARNESS) kernel >/dev/null
 	@GUEST_KDIR=$$($(HARNESS) kernel --print headers) $(KVM_DIR)/build-kvm $(KVM_OUT)
 	@touch $@
@@ -43,6 +46,9 @@ kvm-check: ## checkpatch --strict over the KVM series (kvm/patches)
 test-kvm: guest ## KVM selftests in the guest (L1 under TCG): patched and stock modules, memory on the device
 	@q="$(strip $(QEMU_BIN))"; test -x "$$q" || { echo "test-kvm: no QEMU binary (got '$$q')"; exit 1; }; \
 	CXLTRACK_QEMU="$$q" CXLTRACK_GUEST_IMAGE=$(GUEST_IMAGE) $(call PYTEST,kvm) $(TOP)/tests/kvm
+
+test-kvm-full: ## test-kvm with the whole matrix (every selftest on every build; ~15 min)
+	@CXLTRACK_KVM_FULL=1 $(MAKE) --no-print-directory test-kvm
 
 # From inside tests/kvm: its tests import their conftest as a module.
 lint-kvm: ## ruff + mypy over tests/kvm

@@ -498,10 +498,13 @@ class Host:
         )
 
     def setup(self, kvm: bool = True, kvm_args: str = "nested=1") -> Host:
-        """Load cxltrack.ko, create the region (devdax or kmem), load kvm_amd, mount cgroup v2."""
+        """Load cxltrack.ko, create the region (devdax or kmem) and give its map to the tracker,
+        load kvm_amd (the project's patched KVM: modprobe prefers its extra/ modules), mount
+        cgroup v2."""
         self.run("modprobe cxltrack && test -c /dev/cxltrack0")
         if self.region is not None:
-            self.run(f"cxl-region create {self.region}", timeout=120)
+            # track: the region's HPA -> DPA map for the tracker's kernel users (the patched KVM)
+            self.run(f"cxl-region create {self.region} && cxl-region track", timeout=120)
             if self.region == "devdax":
                 self.dax = "/dev/dax0.0"
                 self.run(f"test -c {self.dax}")
