@@ -88,6 +88,8 @@ int main(int argc, char **argv)
 		printf("gpa 0x%llx\n", (unsigned long long)((ent & ((1ULL << 55) - 1)) * PAGE));
 	}
 	close(fd);
+	/* the addresses reach a log file before the rewrites start (a waiter reads them) */
+	fflush(stdout);
 	if (seconds > 0) {
 		double end = now() + seconds;
 

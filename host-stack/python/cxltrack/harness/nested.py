@@ -209,6 +209,10 @@ class VmSpec:
     # KVM's paravirtual interfaces (kvmclock, steal time, PV EOI): KVM itself writes their
     # pages in guest memory, outside QEMU's view. Off (kvm=off) where pages are compared.
     paravirt: bool = True
+    # Migration dirty bits of the device node from the tracker, by the host QEMU's
+    # cxltrack-dirty-log object (devdax only); KVM then does not log that memory.
+    device_dirty_log: bool = False
+    device_dirty_log_dpa: int | None = None  # the object's dpa; default: where the node is
     extra_args: list[str] = field(default_factory=list)
     boot_timeout: float = 300.0
     command_timeout: float = 120.0
@@ -271,6 +275,13 @@ class NestedVm:
                     raise ValueError(f"the host's region is {self.host.region}, not kmem")
                 backend = f"memory-backend-ram,id=dev0,size={d.size // MiB}M,host-nodes={self.host.node},policy=bind"
             args += ["-object", backend, "-device", "pc-dimm,id=devdimm,memdev=dev0,node=1"]
+            if s.device_dirty_log:
+                if d.mode != "devdax":
+                    raise ValueError("device_dirty_log needs a devdax device node (a fixed DPA range)")
+                dpa = s.device_dirty_log_dpa
+                if dpa is None:
+                    dpa = self.host.dpa_base() + d.offset
+                args += ["-object", f"cxltrack-dirty-log,id=devlog0,memdev=dev0,tracker=/dev/cxltrack0,dpa={dpa}"]
         if s.disk:
             args += [
                 "-drive",
