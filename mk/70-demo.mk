@@ -9,10 +9,12 @@ GUEST_DEPS += demo-tools
 
 .PHONY: demo-tools demo-model
 
-$(DEMO_BIN)/cxltrack-demo: $(TOP)/host-stack/demo/cxltrack-demo.c $(DRIVER_LIB)/libcxltrack.a $(LIBCXLT_HDR)
+DEMO_SRC := $(TOP)/host-stack/demo/cxltrack-demo.c $(TOP)/host-stack/demo/wp-log.c
+
+$(DEMO_BIN)/cxltrack-demo: $(DEMO_SRC) $(TOP)/host-stack/demo/wp-log.h $(DRIVER_LIB)/libcxltrack.a $(LIBCXLT_HDR)
 	@mkdir -p $(@D)
 	@echo "[demo] cc -static cxltrack-demo"
-	@nice gcc $(HOST_CFLAGS) -static -o $@ $< $(DRIVER_LIB)/libcxltrack.a -lpthread
+	@nice gcc $(HOST_CFLAGS) -static -o $@ $(DEMO_SRC) $(DRIVER_LIB)/libcxltrack.a -lpthread
 
 demo-tools: $(DEMO_BIN)/cxltrack-demo
 

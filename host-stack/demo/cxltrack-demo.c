@@ -7,7 +7,10 @@
  *     the migration loop harvests the device's dirty log and copies ("sends")
  *     only what changed; the final round pauses the writer, writes back the
  *     CPU caches over the region (docs/spec.md section 9, rule 1), harvests,
- *     sends, and compares the copy with the source byte for byte;
+ *     sends, and compares the copy with the source byte for byte. Then the
+ *     same again with the baseline's dirty log, write protection (wp-log.c:
+ *     a fault on the first write to each page per round, as KVM logs a
+ *     guest without the device);
  *  2. swap mapper: pages associated with disk blocks, some rewritten by the
  *     guest, then discard-if-clean on each (rule 2: flush before trusting);
  *  3. false-reads preventer: a slot written in full (no disk read) and one
@@ -26,6 +29,7 @@
 #include <time.h>
 
 #include "libcxltrack.h"
+#include "wp-log.h"
 
 #define MAX_ROUNDS 32
 
@@ -122,11 +126,25 @@ static void send_page(uint8_t *dest, volatile uint8_t *src, uint64_t page, uint6
 		*(uint64_t *)(dest + page * ps + i) = *(volatile uint64_t *)(src + page * ps + i);
 }
 
-/* One pre-copy round: harvest (with clear) and send the dirty pages; returns how many. */
-static int send_dirty(struct cxltrack *t, uint64_t first, uint64_t n, uint8_t *bitmap, uint8_t *dest,
+/* Where a pre-copy loop's dirty log comes from: the device, or write protection. */
+struct dirty_log {
+	struct cxltrack *t;
+	uint64_t first;		/* device page of the region's first page */
+	struct wp_log *wp;	/* NULL: the device */
+};
+
+static int take_dirty(struct dirty_log *log, uint64_t n, uint8_t *bitmap, uint64_t *nr)
+{
+	if (log->wp)
+		return wp_log_take(log->wp, bitmap, nr);
+	return harvest_dirty(log->t, log->first, n, bitmap, nr);
+}
+
+/* One pre-copy round: take (and clear) the dirty log, send the dirty pages; *nr = how many. */
+static int send_dirty(struct dirty_log *log, uint64_t n, uint8_t *bitmap, uint8_t *dest,
 		      volatile uint8_t *src, uint64_t ps, uint64_t *nr)
 {
-	int ret = harvest_dirty(t, first, n, bitmap, nr);
+	int ret = take_dirty(log, n, bitmap, nr);
 
 	if (ret < 0)
 		return ret;
@@ -136,7 +154,8 @@ static int send_dirty(struct cxltrack *t, uint64_t first, uint64_t n, uint8_t *b
 	return 0;
 }
 
-static int precopy(struct cxltrack *t, struct cxltrack_dax *d, const struct opts *o, FILE *js)
+static int precopy(struct cxltrack *t, struct cxltrack_dax *d, const struct opts *o, int wp,
+		   FILE *js)
 {
 	uint64_t ps = 1ULL << t->info.page_shift;
 	uint64_t first = d->dpa_base >> t->info.page_shift;
@@ -148,8 +167,10 @@ static int precopy(struct cxltrack *t, struct cxltrack_dax *d, const struct opts
 	uint64_t sent = 0, nr, mismatched = 0;
 	struct writer w = { .base = d->map, .pages = n, .page_size = ps, .seed = o->seed,
 			   .rate = o->rate };
+	struct wp_log wpl;
+	struct dirty_log log = { .t = t, .first = first, .wp = wp ? &wpl : NULL };
 	pthread_t thr;
-	double t0 = now();
+	double t0;
 	int ret;
 
 	if (!bitmap || !dest)
@@ -162,11 +183,17 @@ static int precopy(struct cxltrack *t, struct cxltrack_dax *d, const struct opts
 	for (uint64_t p = 0; p < n; p++)
 		*(volatile uint64_t *)(d->map + p * ps) = p * 0x9E3779B97F4A7C15ULL;
 	flush_range(d->map, n * ps);
-	ret = harvest_dirty(t, first, n, bitmap, &nr);	/* start with a clean log */
+	/* start with a clean log */
+	ret = wp ? wp_log_start(&wpl, d->map, n, ps) : harvest_dirty(t, first, n, bitmap, &nr);
 	if (ret < 0)
 		return ret;
-	if (pthread_create(&thr, NULL, writer_main, &w))
-		return -errno;
+	t0 = now();
+	if (pthread_create(&thr, NULL, writer_main, &w)) {
+		ret = -errno;
+		if (wp)
+			wp_log_stop(&wpl);
+		return ret;
+	}
 
 	/* Round 0: nothing is known to be clean, send everything. */
 	for (uint64_t p = 0; p < n; p++)
@@ -174,7 +201,7 @@ static int precopy(struct cxltrack *t, struct cxltrack_dax *d, const struct opts
 	sent += n;
 	per_round[rounds++] = n;
 	while (rounds < o->rounds) {
-		ret = send_dirty(t, first, n, bitmap, dest, d->map, ps, &nr);
+		ret = send_dirty(&log, n, bitmap, dest, d->map, ps, &nr);
 		if (ret < 0)
 			goto out;
 		sent += nr;
@@ -187,7 +214,7 @@ static int precopy(struct cxltrack *t, struct cxltrack_dax *d, const struct opts
 	while (!atomic_load(&w.parked))
 		;
 	flush_range(d->map, n * ps);
-	ret = send_dirty(t, first, n, bitmap, dest, d->map, ps, &nr);
+	ret = send_dirty(&log, n, bitmap, dest, d->map, ps, &nr);
 	if (ret < 0)
 		goto out;
 	sent += nr;
@@ -202,14 +229,17 @@ static int precopy(struct cxltrack *t, struct cxltrack_dax *d, const struct opts
 out:
 	atomic_store(&w.stop, 1);
 	pthread_join(thr, NULL);
+	if (wp)
+		wp_log_stop(&wpl);
 	if (ret < 0)
 		return ret;
-	fprintf(js, "\"precopy\": {\"pages\": %" PRIu64 ", \"rounds\": [", n);
+	fprintf(js, "\"%s\": {\"pages\": %" PRIu64 ", \"rounds\": [", wp ? "precopy_wp" : "precopy", n);
 	for (unsigned int i = 0; i < rounds; i++)
 		fprintf(js, "%s%" PRIu64, i ? ", " : "", per_round[i]);
 	fprintf(js, "], \"sent\": %" PRIu64 ", \"naive\": %" PRIu64 ", \"guest_writes\": %llu, "
-		"\"mismatched_pages\": %" PRIu64 ", \"seconds\": %.2f}",
-		sent, n * rounds, (unsigned long long)atomic_load(&w.writes), mismatched, now() - t0);
+		"\"mismatched_pages\": %" PRIu64 ", \"seconds\": %.2f, \"wp_faults\": %llu}",
+		sent, n * rounds, (unsigned long long)atomic_load(&w.writes), mismatched, now() - t0,
+		wp ? (unsigned long long)atomic_load(&wpl.faults) : 0ULL);
 	free(bitmap);
 	free(dest);
 	return mismatched ? 1 : 0;
@@ -403,7 +433,12 @@ int main(int argc, char **argv)
 	}
 	printf("{\"device\": {\"pages\": %" PRIu64 ", \"page_size\": %u, \"region_dpa\": %" PRIu64 "}, ",
 	       (uint64_t)t->info.pages, 1u << t->info.page_shift, d.dpa_base);
-	ret = precopy(t, &d, &o, stdout);
+	ret = precopy(t, &d, &o, 0, stdout);
+	if (ret < 0)
+		goto err;
+	fail |= ret;
+	printf(", ");
+	ret = precopy(t, &d, &o, 1, stdout);
 	if (ret < 0)
 		goto err;
 	fail |= ret;

@@ -21,7 +21,11 @@ def _copy_model(tmp: Path) -> Path:
     """A scratch copy of the repo parts export-series reads (it is run from there)."""
     root = tmp / "repo"
     shutil.copytree(MODEL, root / "qemu-cxl-model", ignore=shutil.ignore_patterns("tests", "__pycache__"))
-    shutil.copytree(TOP / "regmap" / "generated", root / "regmap" / "generated")
+    for line in (MODEL / "inject.list").read_text().splitlines():
+        words = line.split()
+        if words and not words[0].startswith("#") and not words[0].startswith("qemu-cxl-model/"):
+            (root / words[0]).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(TOP / words[0], root / words[0])  # files from elsewhere in the repo
     shutil.copytree(TOP / "scripts", root / "scripts", ignore=shutil.ignore_patterns("tests", "__pycache__"))
     shutil.copy(TOP / "requirements.txt", root / "requirements.txt")
     return root

@@ -23,7 +23,12 @@ def test_fullstack_demo_small(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     result = json.loads((tmp_path / "demo.json").read_text())
     pc = result["precopy"]
     assert pc["mismatched_pages"] == 0 and pc["rounds"][0] == 256 and pc["sent"] == sum(pc["rounds"])
-    assert pc["sent"] < pc["naive"]
+    assert pc["sent"] < pc["naive"] and pc["wp_faults"] == 0
+    # the baseline, a write-protect dirty log in the same run: exact too, one fault per page
+    # it reports after round 0 (at least)
+    wp = result["precopy_wp"]
+    assert wp["mismatched_pages"] == 0 and wp["rounds"][0] == 256 and wp["sent"] == sum(wp["rounds"])
+    assert wp["wp_faults"] >= sum(wp["rounds"][1:]) > 0
     sm = result["swap_mapper"]
     assert sm["wrong_answers"] == 0 and sm["discarded_clean"] + sm["needed_swap_write"] == sm["associated"]
     assert sm["needed_swap_write"] == sm["rewritten"]

@@ -3,6 +3,7 @@
 
 python -m cxltrack.harness kernel [--print headers|root|vmlinuz|release]
 python -m cxltrack.harness image --bin-dir D [--module-dir D] --manifest out/guest/busybox.json
+python -m cxltrack.harness host-image --qemu Q --bin-dir D [--module-dir D] --manifest out/guest/host.json
 python -m cxltrack.harness run --qemu Q --image M [--region devdax|kmem] [--workdir W] -- CMD...
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 from .agent import GuestError
 from .image import InitramfsSpec, build_initramfs, load_image
 from .kernel import ensure_kernel
+from .nested import build_host_image
 from .pins import out_dir
 from .topology import cxl_type3_topology
 from .vm import Vm, VmConfig
@@ -33,6 +35,12 @@ def main(argv: list[str] | None = None) -> int:
     i.add_argument("--module-dir", action="append", default=[], type=Path)
     i.add_argument("--manifest", type=Path, required=True)
     i.add_argument("--force", action="store_true")
+    h = sub.add_parser("host-image", help="build the nested host image (L1, with the project's QEMU and L2 image)")
+    h.add_argument("--qemu", type=Path, required=True, help="the qemu-system-x86_64 to put in the host")
+    h.add_argument("--bin-dir", action="append", default=[], type=Path)
+    h.add_argument("--module-dir", action="append", default=[], type=Path)
+    h.add_argument("--manifest", type=Path, required=True)
+    h.add_argument("--force", action="store_true")
     r = sub.add_parser("run", help="boot the default CXL topology, run commands, shut down")
     r.add_argument("--qemu", type=Path, required=True)
     r.add_argument("--image", type=Path, required=True, help="image manifest")
@@ -53,6 +61,13 @@ def main(argv: list[str] | None = None) -> int:
         a.manifest.parent.mkdir(parents=True, exist_ok=True)
         a.manifest.write_text(image.to_json())
         print(f"[guest] image {image.name}-{image.key}: kernel {image.kernel}, initrd {image.initrd}")
+        print(f"[guest] manifest {a.manifest}")
+        return 0
+    if a.what == "host-image":
+        host = build_host_image(a.qemu, tuple(a.bin_dir), tuple(a.module_dir), force=a.force)
+        a.manifest.parent.mkdir(parents=True, exist_ok=True)
+        a.manifest.write_text(host.to_json())
+        print(f"[guest] host image {host.host.name}-{host.host.key} (VM image {host.vm.name}-{host.vm.key})")
         print(f"[guest] manifest {a.manifest}")
         return 0
     append = f"cxltrack.region={a.region}" if a.region else ""

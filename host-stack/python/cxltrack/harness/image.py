@@ -138,8 +138,8 @@ def _key(
     add("spec", repr((spec.name, spec.boot_modules, spec.extra_modules, spec.append)).encode())
     if userland is not None:
         add("userland", userland_key(userland).encode())
-    for src in sorted(GUEST_IMAGE_DIR.iterdir()):
-        add(f"guest-image/{src.name}", src.read_bytes())
+    for src in sorted(p for p in GUEST_IMAGE_DIR.rglob("*") if p.is_file()):
+        add(f"guest-image/{src.relative_to(GUEST_IMAGE_DIR)}", src.read_bytes())
     for mod in ("cpio.py", "image.py", "kernel.py", "userland.py"):
         add(mod, (Path(__file__).parent / mod).read_bytes())
     for name, p in sorted(bins.items()):

@@ -5,14 +5,23 @@ Fixtures:
   boot_vm   factory: boot_vm(topology=None, image=None, append="", region=None) → started Vm;
             every VM it made is shut down when the test ends (pass, fail or Ctrl-C).
   vm        one VM on the default CXL topology, region not created.
+  boot_host factory: boot_host(region="devdax"|"kmem"|None, config="default", kvm=True, memory="3G")
+            → a nested-virtualisation host (harness/nested.py: L1 with the tracker, cxltrack.ko,
+            the region, kvm_amd nested=1) whose start_vm(VmSpec) boots VMs (L2); every host and
+            its VMs are stopped when the test ends.
+  host      one such host with a devdax region.
+  nested_vm one L2 VM on `host` with a 128 MiB NUMA node on the device (devdax).
 
 Configuration (set by `make test-e2e`):
   CXLTRACK_QEMU         path of qemu-system-x86_64
   CXLTRACK_GUEST_IMAGE  image manifest (out/guest/busybox.json by default)
+  CXLTRACK_HOST_IMAGE   nested host image manifest (out/guest/host.json, `make guest-host`)
   CXLTRACK_KEEP_LOGS=1  keep out/e2e/<test>/ for passing tests too
 
 Logs of a test go to out/e2e/<test>/ (one subdirectory per VM: console.log,
-qemu.log, commands.log, and dmesg.log if the guest still answered). They are
+qemu.log, commands.log, and dmesg.log if the guest still answered; a nested host's
+L2 VMs get a subdirectory of the host's with their own console.log, qemu.log and
+commands.log, copied out of L1). They are
 kept when the test fails and removed when it passes. A failing test's report gets a section with each VM's console tail.
 """
 
@@ -27,12 +36,18 @@ from typing import Any
 
 import pytest
 
+from cxltrack.config import named as named_config
+
 from .image import GuestImage, load_image
+from .nested import DeviceMemory, Host, HostImage, NestedVm, VmSpec, load_host_image
+from .nested import boot_host as _boot_host
 from .pins import out_dir
 from .topology import Topology, cxl_type3_topology
+from .tracker import tracker_topology
 from .vm import Vm, VmConfig
 
 BootVm = Callable[..., Vm]
+BootHost = Callable[..., Host]
 _REPORT_KEY = pytest.StashKey[dict[str, pytest.TestReport]]()
 # (test, wall seconds from starting QEMU to the agent's greeting, guest uptime then)
 BOOT_TIMES: list[tuple[str, float, float | None]] = []
@@ -138,3 +153,60 @@ def boot_vm(request: pytest.FixtureRequest) -> Iterator[BootVm]:
 @pytest.fixture
 def vm(boot_vm: BootVm) -> Vm:
     return boot_vm()
+
+
+def host_image() -> HostImage:
+    manifest = Path(os.environ.get("CXLTRACK_HOST_IMAGE", out_dir() / "guest" / "host.json"))
+    if not manifest.exists():
+        pytest.fail(f"nested host image manifest {manifest} missing: run `make guest-host`", pytrace=False)
+    return load_host_image(manifest)
+
+
+@pytest.fixture
+def boot_host(request: pytest.FixtureRequest) -> Iterator[BootHost]:
+    node = request.node
+    assert isinstance(node, pytest.Item)
+    base = test_dir(node)
+    shutil.rmtree(base, ignore_errors=True)
+    hosts: list[Host] = []
+
+    def boot(region: str | None = "devdax", config: str = "default", kvm: bool = True, memory: str = "3G") -> Host:
+        topo = tracker_topology(named_config(config))
+        h = _boot_host(qemu_binary(), host_image(), topo, base / f"host{len(hosts)}", region, kvm, memory)
+        hosts.append(h)
+        assert h.vm.boot_seconds is not None
+        BOOT_TIMES.append((node.name, h.vm.boot_seconds, h.vm.guest_uptime_at_ready))
+        print(f"[nested] {node.name}: host{len(hosts) - 1} ready in {h.vm.boot_seconds:.2f} s")
+        return h
+
+    try:
+        yield boot
+    finally:
+        failed = _failed(node)
+        for h in hosts:
+            if failed:
+                h.vm.save_dmesg()
+            vms = list(h.vms.values())
+            h.shutdown(save_logs=failed)
+            if failed:
+                tail = "\n".join(h.vm.console_text().splitlines()[-60:])
+                node.add_report_section("teardown", f"host console (tail; logs in {h.vm.cfg.workdir})", tail)
+                for v in vms:
+                    try:
+                        con = (v.workdir / "console.log").read_text(errors="replace")
+                    except OSError:
+                        con = "(no console log)"
+                    vtail = "\n".join(con.splitlines()[-40:])
+                    node.add_report_section("teardown", f"L2 {v.spec.name} console (tail; logs in {v.workdir})", vtail)
+        if not failed and os.environ.get("CXLTRACK_KEEP_LOGS") != "1":
+            shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def host(boot_host: BootHost) -> Host:
+    return boot_host()
+
+
+@pytest.fixture
+def nested_vm(host: Host) -> NestedVm:
+    return host.start_vm(VmSpec("vm0", device=DeviceMemory("devdax", 128 << 20)))

@@ -101,6 +101,9 @@ class VmConfig:
     boot_timeout: float = 180.0
     command_timeout: float = 60.0
     extra_args: list[str] = field(default_factory=list)
+    # Names of further virtio-serial ports, each joined to a Unix socket of the harness
+    # (Vm.relays[name]): a nested host relays them to the agents and monitors of its VMs.
+    relays: tuple[str, ...] = ()
 
 
 class Vm:
@@ -114,6 +117,7 @@ class Vm:
         self._tmp: Path | None = None
         self._qemu_log: IO[bytes] | None = None
         self._transcript: TextIO | None = None
+        self.relays: dict[str, socket.socket] = {}
 
     # -- paths -------------------------------------------------------------
     @property
@@ -141,7 +145,7 @@ class Vm:
             return ""
 
     # -- command line --------------------------------------------------------
-    def command_line(self, agent_sock: Path, qmp_sock: Path) -> list[str]:
+    def command_line(self, agent_sock: Path, qmp_sock: Path, relay_socks: tuple[Path, ...] = ()) -> list[str]:
         cfg = self.cfg
         accel = cfg.accel or ("kvm" if host_has_hw_virt() else "tcg")
         cpu = cfg.cpu or ("host,hypervisor=off" if accel == "kvm" else "max,hypervisor=off")
@@ -175,6 +179,15 @@ class Vm:
             f"socket,id=qmp,path={qmp_sock}",
             "-mon",
             "chardev=qmp,mode=control",
+        ]
+        for i, (name, sock) in enumerate(zip(cfg.relays, relay_socks, strict=True)):
+            args += [
+                "-chardev",
+                f"socket,id=relay{i},path={sock}",
+                "-device",
+                f"virtserialport,bus=vser0.0,chardev=relay{i},name={name}",
+            ]
+        args += [
             *cfg.image.qemu_args(cfg.append),
             *cfg.extra_args,
         ]
@@ -193,14 +206,15 @@ class Vm:
         _remove_stale_tmp()
         self._tmp = Path(tempfile.mkdtemp(prefix=f"cxlt-vm-{os.getpid()}-"))
         agent_path, qmp_path = self._tmp / "agent.sock", self._tmp / "qmp.sock"
+        relay_paths = tuple(self._tmp / f"relay{i}.sock" for i in range(len(cfg.relays)))
         listeners = []
-        for p in (agent_path, qmp_path):
+        for p in (agent_path, qmp_path, *relay_paths):
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.bind(str(p))
             s.listen(1)
             s.settimeout(0.25)
             listeners.append(s)
-        argv = self.command_line(agent_path, qmp_path)
+        argv = self.command_line(agent_path, qmp_path, relay_paths)
         qlog = open(self.qemu_log, "wb")  # noqa: SIM115 - lives as long as the VM
         self._qemu_log = qlog
         qlog.write(("# " + " ".join(argv) + "\n").encode())
@@ -213,6 +227,7 @@ class Vm:
                 argv, stdin=subprocess.DEVNULL, stdout=qlog, stderr=subprocess.STDOUT, preexec_fn=_pdeathsig
             )
             conns = [self._accept(s, t0 + 30) for s in listeners]
+            self.relays = dict(zip(cfg.relays, conns[2:], strict=True))
             try:
                 self.qmp = Qmp(conns[1])
             except (OSError, QmpError) as exc:
@@ -323,6 +338,7 @@ class Vm:
             self.agent.sock if self.agent else None,
             self._qemu_log,
             self._transcript,
+            *self.relays.values(),
         ]
         for closer in closers:
             try:
@@ -331,6 +347,7 @@ class Vm:
             except OSError as exc:
                 self._note(f"close failed: {exc}")
         self.qmp = None
+        self.relays = {}
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None

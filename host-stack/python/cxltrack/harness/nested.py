@@ -1,0 +1,625 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Nested virtualisation: a hypervisor host (L1) whose VMs (L2) keep memory on the device.
+
+    L0  this machine: the project's QEMU (TCG) with the CXL type-3 device and the tracker
+    L1  the host: the pinned kernel, cxltrack.ko, kvm_amd nested=1, the CXL region as devdax or
+        kmem, and the project's QEMU again (its shared libraries in the image)
+    L2  the VMs: the same kernel with a small busybox initramfs and the agent; RAM in ordinary
+        L1 memory (node 0) plus, optionally, a NUMA node backed by the device
+
+    host = boot_host(qemu, load_host_image(manifest), tracker_topology(config), workdir, region="devdax")
+    vm = host.start_vm(VmSpec("vm0", device=DeviceMemory("devdax", 128 * MiB)))
+    dirty = host.harvest_dirty(0, host.device_pages())  # clears the log
+    gpas = vm.touch(256)                                # 256 pages written on node 1
+    pages = {dpa >> host.page_shift() for dpa in vm.device_dpas(gpas)}
+
+The harness talks to an L2 VM with the same agent protocol and QMP client as to its own VMs:
+the L0 QEMU gives L1 two virtio-serial ports per VM slot (`org.cxltrack.relay.agent.N`,
+`org.cxltrack.relay.qmp.N`, joined to harness sockets, `VmConfig.relays`), and in L1
+`cxlt-relay` joins each port to the Unix socket that the VM's QEMU connects to (its agent
+port's chardev and its monitor). `cxlt-vm` (host-stack/guest-image/host/) starts and stops
+VMs in L1. The host's QEMU is the project's build, run through its own dynamic loader and
+libraries under /opt/cxltrack/qemu (the image's /usr/lib holds Debian 13's libraries of `cxl`
+and `daxctl`; mixing the two libcs breaks both).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .agent import AgentChannel, CommandResult, GuestCommandError, GuestError
+from .image import DEFAULT_APPEND, EXTRA_MODULES, GUEST_IMAGE_DIR, InitramfsImage, InitramfsSpec, build_initramfs
+from .pins import cache_dir
+from .qmp import Qmp, QmpError
+from .topology import Topology
+from .vm import Vm, VmConfig
+
+MiB = 1 << 20
+# The VM's kernel adds hotplugged memory in memory blocks (128 MiB on x86-64 below 64 GiB):
+# a device node of another size fails to online ("add_memory failed").
+BLOCK = 128 * MiB
+# VM slots of a host: two relay ports each. Four VMs at once are enough for the swap tier's
+# several-VM experiments and a migration (source + destination) beside them.
+VM_SLOTS = 4
+QEMU_DIR = "/opt/cxltrack/qemu"
+L2_DIR = "/opt/cxltrack/l2"
+RUN_DIR = "/run/cxlt"
+# Firmware an L2 q35 machine with -kernel needs (no VGA, no NIC ROM: -nodefaults).
+FIRMWARE = ("bios-256k.bin", "linuxboot_dma.bin", "kvmvapic.bin")
+# L2 loads the virtio-blk driver for its disk; L1 loads kvm_amd when the host is set up.
+L2_BOOT_MODULES = ("virtio_blk",)
+HOST_EXTRA_MODULES = (*EXTRA_MODULES, "kvm_amd", "virtio_balloon")
+HOST_DIR = GUEST_IMAGE_DIR / "host"
+# `quiet`: every console character is a port write that exits from L2 to the host's QEMU
+# through two levels of (emulated) SVM; the boot messages alone cost about 50 s of an L2
+# boot here (docs/harness.md, "Nested"). Warnings and errors are still printed.
+L2_APPEND = f"{DEFAULT_APPEND} quiet"
+
+
+def relay_names(slots: int = VM_SLOTS) -> tuple[str, ...]:
+    return tuple(f"org.cxltrack.relay.{ch}.{n}" for n in range(slots) for ch in ("agent", "qmp"))
+
+
+# -- the host image ------------------------------------------------------------
+
+
+def _ldd(binary: Path) -> list[Path]:
+    out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, check=True).stdout
+    libs = []
+    for line in out.splitlines():
+        parts = line.split()
+        path = parts[2] if "=>" in parts and len(parts) > 2 else parts[0]
+        if path.startswith("/"):
+            libs.append(Path(path))
+    return libs
+
+
+def qemu_bundle(qemu: Path) -> dict[str, Path]:
+    """Image path → file: the project's QEMU (stripped), its libraries and loader, the firmware
+    an L2 VM needs, and a `qemu-system-x86_64` wrapper on PATH that runs it with them."""
+    key = hashlib.sha256(qemu.read_bytes()).hexdigest()[:16]
+    dest = cache_dir() / "host-qemu" / key
+    if not (dest / ".ready").exists():
+        shutil.rmtree(dest, ignore_errors=True)
+        dest.mkdir(parents=True)
+        shutil.copy2(qemu, dest / "qemu-system-x86_64")
+        subprocess.run(["strip", str(dest / "qemu-system-x86_64")], check=True)
+        wrapper = dest / "wrapper"
+        wrapper.write_text(
+            "#!/bin/sh\n"
+            "# The project's QEMU with its own loader and libraries (harness/nested.py).\n"
+            f"d={QEMU_DIR}\n"
+            'exec "$d/lib/ld-linux-x86-64.so.2" --library-path "$d/lib" "$d/bin/qemu-system-x86_64" '
+            '-L "$d/share/qemu" "$@"\n'
+        )
+        wrapper.chmod(0o755)
+        (dest / ".ready").touch()
+    files = {
+        f"{QEMU_DIR}/bin/qemu-system-x86_64": dest / "qemu-system-x86_64",
+        "opt/cxltrack/bin/qemu-system-x86_64": dest / "wrapper",
+    }
+    for lib in _ldd(qemu):
+        files[f"{QEMU_DIR}/lib/{lib.name}"] = lib.resolve()
+    share = qemu.parent.parent / "share" / "qemu"
+    for fw in FIRMWARE:
+        if not (share / fw).exists():
+            raise FileNotFoundError(f"{share / fw} missing (the QEMU install has no firmware next to it)")
+        files[f"{QEMU_DIR}/share/qemu/{fw}"] = share / fw
+    return {k.lstrip("/"): v for k, v in files.items()}
+
+
+@dataclass(frozen=True)
+class HostImage:
+    """The L1 image (with the L2 image inside it)."""
+
+    host: InitramfsImage
+    vm: InitramfsImage
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"type": "nested-host", "host": json.loads(self.host.to_json()), "vm": json.loads(self.vm.to_json())},
+            indent=2,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> HostImage:
+        d = json.loads(text)
+        if d.get("type") != "nested-host":
+            raise ValueError(f"not a nested host image manifest: {d.get('type')}")
+        return cls(InitramfsImage.from_json(json.dumps(d["host"])), InitramfsImage.from_json(json.dumps(d["vm"])))
+
+
+def build_host_image(
+    qemu: Path, bin_dirs: tuple[Path, ...], module_dirs: tuple[Path, ...], force: bool = False
+) -> HostImage:
+    vm = build_initramfs(
+        InitramfsSpec(
+            name="l2",
+            boot_modules=L2_BOOT_MODULES,
+            extra_modules=(),
+            bin_dirs=bin_dirs,
+            module_dirs=(),
+            userland=False,
+            append=L2_APPEND,
+        ),
+        force=force,
+    )
+    files = qemu_bundle(qemu)
+    files[f"{L2_DIR}/vmlinuz".lstrip("/")] = vm.kernel
+    files[f"{L2_DIR}/initrd".lstrip("/")] = vm.initrd
+    for f in sorted(HOST_DIR.iterdir()):
+        files[f"opt/cxltrack/bin/{f.name}"] = f
+    host = build_initramfs(
+        InitramfsSpec(
+            name="host",
+            extra_modules=HOST_EXTRA_MODULES,
+            bin_dirs=bin_dirs,
+            module_dirs=module_dirs,
+            extra_files=files,
+        ),
+        force=force,
+    )
+    return HostImage(host, vm)
+
+
+# -- L2 VMs ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeviceMemory:
+    """An L2 NUMA node (node 1) backed by the host's cxltrack region.
+
+    devdax: `memory-backend-file` on /dev/dax0.0 at `offset` (2 MiB aligned), so the node's
+    guest-physical pages map linearly onto device pages. kmem: `memory-backend-ram` bound to
+    the region's NUMA node (pages anywhere on the device, found per pfn)."""
+
+    mode: str
+    size: int = BLOCK
+    offset: int = 0
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("devdax", "kmem"):
+            raise ValueError(f"device memory mode {self.mode!r}: devdax or kmem")
+        if self.size <= 0 or self.size % BLOCK:
+            raise ValueError(f"device memory size {self.size}: a positive multiple of {BLOCK // MiB} MiB")
+        if self.offset % (2 * MiB) or self.offset < 0:
+            raise ValueError(f"device memory offset {self.offset}: a multiple of 2 MiB")
+
+
+@dataclass
+class VmSpec:
+    name: str = "vm0"
+    memory: int = 192 * MiB  # node 0, ordinary host memory (boot, kernel, initramfs)
+    device: DeviceMemory | None = None
+    smp: int = 1
+    accel: str = "kvm"  # kvm: nested SVM in the host; tcg: emulated inside the host
+    disk: str | None = None  # path in the host of a raw image (Host.make_disk): virtio-blk, 4 KiB blocks
+    incoming: str | None = None  # migration target: QEMU -incoming URI (the VM starts paused)
+    append: str = ""
+    # KVM's paravirtual interfaces (kvmclock, steal time, PV EOI): KVM itself writes their
+    # pages in guest memory, outside QEMU's view. Off (kvm=off) where pages are compared.
+    paravirt: bool = True
+    # Migration dirty bits of the device node from the tracker, by the host QEMU's
+    # cxltrack-dirty-log object (devdax only); KVM then does not log that memory.
+    device_dirty_log: bool = False
+    device_dirty_log_dpa: int | None = None  # the object's dpa; default: where the node is
+    extra_args: list[str] = field(default_factory=list)
+    boot_timeout: float = 300.0
+    command_timeout: float = 120.0
+
+
+def _drain(sock: socket.socket) -> None:
+    """Drop bytes a previous VM of the slot left in the relay socket."""
+    sock.settimeout(0.0)
+    with contextlib.suppress(BlockingIOError, TimeoutError, OSError):
+        while sock.recv(1 << 16):
+            pass
+
+
+class NestedVm:
+    """An L2 VM: its agent and QMP through the host's relays; logs through the host's agent."""
+
+    def __init__(self, host: Host, spec: VmSpec, slot: int) -> None:
+        self.host = host
+        self.spec = spec
+        self.slot = slot
+        self.workdir = host.vm.cfg.workdir / spec.name
+        self.agent_sock = host.vm.relays[f"org.cxltrack.relay.agent.{slot}"]
+        self.qmp_sock = host.vm.relays[f"org.cxltrack.relay.qmp.{slot}"]
+        self.agent: AgentChannel | None = None
+        self.qmp: Qmp | None = None
+        self.boot_seconds: float | None = None
+        self.pid: int | None = None
+        self.stopped = False
+        self._device_gpa: int | None = None
+
+    # -- command line ------------------------------------------------------------
+    def qemu_args(self) -> list[str]:
+        s = self.spec
+        if s.accel not in ("kvm", "tcg"):
+            raise ValueError(f"accel {s.accel!r}: kvm or tcg")
+        cpu = ("host" if s.accel == "kvm" else "max") + ("" if s.paravirt else ",kvm=off")
+        args = ["-accel", s.accel, "-cpu", cpu, "-M", "q35", "-no-reboot"]
+        args += ["-smp", str(s.smp)]
+        if s.device is None:
+            args += ["-m", f"{s.memory // MiB}M"]
+        else:
+            # The device node is a cold-plugged DIMM on node 1, onlined movable by the VM's
+            # kernel (memhp_default_state): as ordinary RAM, node 1 would hold the top of the
+            # VM's memory, where the boot loader puts the initramfs and memblock its early
+            # allocations, all at the device's emulated speed (an L2 boot then took minutes
+            # and tripped the soft-lockup watchdog). Movable, it holds only user pages.
+            d = s.device
+            args += ["-m", f"{s.memory // MiB}M,slots=2,maxmem={(s.memory + d.size) // MiB + 2048}M"]
+            args += ["-object", f"memory-backend-ram,id=ram0,size={s.memory // MiB}M"]
+            args += ["-numa", "node,nodeid=0,memdev=ram0", "-numa", "node,nodeid=1"]
+            if d.mode == "devdax":
+                if self.host.region != "devdax":
+                    raise ValueError(f"the host's region is {self.host.region}, not devdax")
+                backend = (
+                    f"memory-backend-file,id=dev0,mem-path={self.host.dax},share=on,align=2M,"
+                    f"size={d.size // MiB}M,offset={d.offset}"
+                )
+            else:
+                if self.host.region != "kmem" or self.host.node is None:
+                    raise ValueError(f"the host's region is {self.host.region}, not kmem")
+                backend = f"memory-backend-ram,id=dev0,size={d.size // MiB}M,host-nodes={self.host.node},policy=bind"
+            args += ["-object", backend, "-device", "pc-dimm,id=devdimm,memdev=dev0,node=1"]
+            if s.device_dirty_log:
+                if d.mode != "devdax":
+                    raise ValueError("device_dirty_log needs a devdax device node (a fixed DPA range)")
+                dpa = s.device_dirty_log_dpa
+                if dpa is None:
+                    dpa = self.host.dpa_base() + d.offset
+                args += ["-object", f"cxltrack-dirty-log,id=devlog0,memdev=dev0,tracker=/dev/cxltrack0,dpa={dpa}"]
+        if s.disk:
+            args += [
+                "-drive",
+                f"file={s.disk},if=none,id=disk0,format=raw",
+                "-device",
+                "virtio-blk-pci,drive=disk0,logical_block_size=4096,physical_block_size=4096",
+            ]
+        img = self.host.image.vm
+        hotplug = "memhp_default_state=online_movable" if s.device is not None else ""
+        cmdline = " ".join(f"{img.append} {hotplug} {s.append}".split())
+        args += ["-kernel", f"{L2_DIR}/vmlinuz", "-initrd", f"{L2_DIR}/initrd", "-append", cmdline]
+        if s.incoming:
+            args += ["-incoming", s.incoming]
+        return args + s.extra_args
+
+    # -- life cycle --------------------------------------------------------------
+    def start(self) -> NestedVm:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        _drain(self.agent_sock)
+        _drain(self.qmp_sock)
+        argv = shlex.join(["cxlt-vm", "start", self.spec.name, str(self.slot), "--", *self.qemu_args()])
+        (self.workdir / "qemu-args.txt").write_text(argv + "\n")
+        t0 = time.monotonic()
+        res = self.host.run(argv, timeout=120)
+        self.pid = int(res.out.split()[-1])
+        self.agent = AgentChannel(self.agent_sock, self.alive, self._watchdog)
+        try:
+            self.qmp = Qmp(self.qmp_sock, timeout=60)
+            if self.spec.incoming is None:
+                self.agent.wait_ready(self.spec.boot_timeout)
+        except (OSError, GuestError, QmpError, TimeoutError) as exc:
+            self.save_logs()
+            raise GuestError(f"L2 VM {self.spec.name} did not become ready: {exc}\n{self.diagnostics()}") from exc
+        self.boot_seconds = time.monotonic() - t0
+        return self
+
+    def alive(self) -> bool:
+        return not self.stopped and self.host.vm.alive()
+
+    def _watchdog(self) -> None:
+        """Ends a wait for the agent early when the VM's QEMU has exited in the host."""
+        if self.pid is not None and not self.host.run(f"kill -0 {self.pid}", check=False).ok:
+            raise GuestError(f"the QEMU of L2 VM {self.spec.name} (pid {self.pid}) has exited")
+
+    def run(self, cmd: str, timeout: float | None = None, check: bool = True, stdin: bytes = b"") -> CommandResult:
+        if self.agent is None:
+            raise GuestError(f"L2 VM {self.spec.name} not started")
+        t = self.spec.command_timeout if timeout is None else timeout
+        try:
+            res = self.agent.run(cmd, t, stdin)
+        except GuestError as exc:
+            raise GuestError(f"{exc}\n{self.diagnostics()}") from exc
+        with open(self.workdir / "commands.log", "a") as f:
+            f.write(f"$ {cmd}\n{res.describe()}\n\n")
+        if check and not res.ok:
+            raise GuestCommandError(res)
+        return res
+
+    def touch(self, pages: int, node: int = 1) -> list[int]:
+        """Write `pages` fresh pages on NUMA `node` of the VM (cxlt-touch); their guest-physical
+        addresses."""
+        out = self.run(f"cxlt-touch {node} {pages}", timeout=300).out.splitlines()
+        gpas = [int(line.split()[1], 16) for line in out if line.startswith("gpa ")]
+        if not out or out[-1] != f"ok node {node} pages {pages}" or len(gpas) != pages:
+            raise GuestError(f"cxlt-touch {node} {pages} in {self.spec.name}: {out[-3:]}")
+        return gpas
+
+    def hmp(self, line: str) -> str:
+        if self.qmp is None:
+            raise GuestError(f"L2 VM {self.spec.name} has no monitor")
+        return str(self.qmp.command("human-monitor-command", **{"command-line": line}))
+
+    @property
+    def device_gpa(self) -> int:
+        """Guest-physical start of the device node (its DIMM's address, from QMP)."""
+        if self._device_gpa is None:
+            assert self.qmp is not None
+            for dev in self.qmp.command("query-memory-devices"):
+                if dev.get("data", {}).get("id") == "devdimm":
+                    self._device_gpa = int(dev["data"]["addr"])
+                    break
+            else:
+                raise GuestError(f"L2 VM {self.spec.name} has no device DIMM")
+        return self._device_gpa
+
+    def ram_ranges(self) -> list[tuple[int, int]]:
+        """(guest-physical start, size) of all the VM's RAM: node 0 from 0 (a q35 machine keeps
+        RAM below 2 GiB low), then the device DIMM if there is one."""
+        if self.spec.memory > 2048 * MiB:
+            raise ValueError("more than 2 GiB of node-0 RAM is split around the PCI hole")
+        ranges = [(0, self.spec.memory)]
+        if self.spec.device is not None:
+            ranges.append((self.device_gpa, self.spec.device.size))
+        return ranges
+
+    def dump(self, path: str) -> None:
+        """Write the VM's RAM (ram_ranges order, concatenated) to `path` in the host (pmemsave)."""
+        assert self.qmp is not None
+        self.qmp.sock.settimeout(600)
+        for i, (start, size) in enumerate(self.ram_ranges()):
+            self.qmp.command("pmemsave", val=start, size=size, filename=f"{path}.{i}")
+        parts = " ".join(f"{path}.{i}" for i in range(len(self.ram_ranges())))
+        self.host.run(f"cat {parts} > {path} && rm -f {parts}", timeout=300)
+
+    def device_dpas(self, gpas: list[int]) -> list[int]:
+        """Device physical address of each guest-physical address of the VM's device node.
+
+        devdax: linear (the node is /dev/dax0.0 from `offset`). kmem: the node is anonymous
+        memory of the VM's QEMU process bound to the region's NUMA node; the host's page table
+        of that process gives each page's host-physical address (cxlt-pagemap), and the
+        region's place in host-physical memory gives the DPA."""
+        d = self.spec.device
+        if d is None:
+            raise ValueError(f"L2 VM {self.spec.name} has no device memory")
+        base = self.device_gpa
+        for g in gpas:
+            if not base <= g < base + d.size:
+                raise ValueError(f"guest-physical 0x{g:x} is not in the device node")
+        dpa_base = self.host.dpa_base()
+        if d.mode == "devdax":
+            return [dpa_base + d.offset + (g - base) for g in gpas]
+        out = self.hmp(f"gpa2hva 0x{base:x}")
+        hva0 = int(out.split()[-1], 16)
+        page = 4096
+        vas = "".join(f"0x{hva0 + (g - base) // page * page:x}\n" for g in gpas)
+        res = self.host.run(f"cxlt-pagemap {self.pid}", stdin=vas.encode())
+        hpa0 = self.host.region_hpa()
+        dpas = []
+        for g, line in zip(gpas, res.out.splitlines(), strict=True):
+            pa = line.split()[1]
+            if pa == "-":
+                raise GuestError(f"guest-physical 0x{g:x} has no host page")
+            dpas.append(int(pa, 16) - hpa0 + dpa_base + g % page)
+        return dpas
+
+    def reattach(self) -> None:
+        """Talk to the guest again after it moved here by migration (its agent greeted the
+        source long ago, so there is no greeting to wait for)."""
+        if self.agent is not None:
+            self.agent.broken = None
+
+    def console_text(self) -> str:
+        return self.host.run(f"cxlt-vm console {self.spec.name}", check=False).out
+
+    def diagnostics(self, lines: int = 40) -> str:
+        if not self.host.vm.alive():
+            return "(the host is gone)"
+        con = self.console_text().splitlines()[-lines:]
+        log = self.host.run(f"cxlt-vm log {self.spec.name}", check=False).out.splitlines()[-lines:]
+        return (
+            f"--- L2 {self.spec.name} qemu.log (tail) ---\n"
+            + "\n".join(log)
+            + f"\n--- L2 {self.spec.name} console (tail) ---\n"
+            + "\n".join(con)
+        )
+
+    def save_logs(self) -> None:
+        """Copy the VM's console and QEMU log from the host into its workdir."""
+        if not self.host.vm.alive():
+            return
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        for what in ("console", "log"):
+            res = self.host.run(f"cxlt-vm {what} {self.spec.name}", check=False)
+            (self.workdir / ("console.log" if what == "console" else "qemu.log")).write_bytes(res.stdout)
+
+    def shutdown(self) -> None:
+        if self.stopped:
+            return
+        if self.qmp is not None:
+            with contextlib.suppress(OSError, QmpError, ValueError):
+                self.qmp.sock.settimeout(5)
+                self.qmp.command("quit")
+        if self.host.vm.alive():
+            self.host.run(f"cxlt-vm stop {self.spec.name}", check=False, timeout=60)
+        self.stopped = True
+        self.host.release(self)
+
+
+class Host:
+    """The L1 host: a Vm booted from the host image, with the tracker, its region and KVM."""
+
+    def __init__(self, vm: Vm, image: HostImage, region: str | None) -> None:
+        self.vm = vm
+        self.image = image
+        self.region = region
+        self.dax: str | None = None
+        self.node: int | None = None
+        self.vms: dict[int, NestedVm] = {}
+
+    @classmethod
+    def config(
+        cls,
+        qemu: Path,
+        image: HostImage,
+        topology: Topology,
+        workdir: Path,
+        append: str = "",
+        memory: str = "3G",
+    ) -> VmConfig:
+        topo = topology.copy()
+        topo.memory = memory
+        return VmConfig(
+            qemu=qemu,
+            image=image.host,
+            topology=topo,
+            workdir=workdir,
+            append=append,
+            # svm + npt for the host's KVM; hypervisor=off as for every CXL guest
+            # (the region's commit needs the CPU cache flush of bare metal).
+            cpu="max,hypervisor=off",
+            relays=relay_names(),
+            boot_timeout=300,
+            command_timeout=120,
+        )
+
+    def setup(self, kvm: bool = True, kvm_args: str = "nested=1") -> Host:
+        """Load cxltrack.ko, create the region (devdax or kmem) and give its map to the tracker,
+        load kvm_amd (the project's patched KVM: modprobe prefers its extra/ modules), mount
+        cgroup v2."""
+        self.run("modprobe cxltrack && test -c /dev/cxltrack0")
+        if self.region is not None:
+            # track: the region's HPA -> DPA map for the tracker's kernel users (the patched KVM)
+            self.run(f"cxl-region create {self.region} && cxl-region track", timeout=120)
+            if self.region == "devdax":
+                self.dax = "/dev/dax0.0"
+                self.run(f"test -c {self.dax}")
+            else:
+                out = self.run("cxl-region show").out
+                node = [w.split("=", 1)[1] for w in out.split() if w.startswith("target_node=")]
+                if not node or not node[0].isdigit():
+                    raise GuestError(f"no NUMA node for the kmem region: {out}")
+                self.node = int(node[0])
+        if kvm:
+            self.run(f"modprobe kvm_amd {kvm_args} && test -c /dev/kvm")
+        self.run("mkdir -p /sys/fs/cgroup && (mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup)")
+        self.run(f"mkdir -p {RUN_DIR}")
+        return self
+
+    def run(self, cmd: str, timeout: float | None = None, check: bool = True, stdin: bytes = b"") -> CommandResult:
+        return self.vm.run(cmd, timeout=timeout, check=check, stdin=stdin)
+
+    def dpa_base(self) -> int:
+        """DPA of the region's first byte (1-way region: the dpa_resource of its one target,
+        an endpoint decoder)."""
+        out = self.run(
+            'set -- /sys/bus/cxl/devices/region*; [ $# -eq 1 ] && [ -e "$1" ] || exit 3; '
+            'ep=$(cat "$1/target0"); cat "/sys/bus/cxl/devices/$ep/dpa_resource"'
+        ).out.split()
+        if len(out) != 1:
+            raise GuestError(f"expected the DPA of the region's endpoint decoder, got {out}")
+        return int(out[0], 0)
+
+    def region_hpa(self) -> int:
+        """Host-physical address of the region's first byte (in the host)."""
+        out = self.run("cat /sys/bus/cxl/devices/region*/resource").out.split()
+        if len(out) != 1:
+            raise GuestError(f"expected one CXL region, found {out}")
+        return int(out[0], 0)
+
+    def device_pages(self) -> int:
+        return int(self.run("cat /sys/class/cxltrack/cxltrack0/pages").out)
+
+    def harvest_dirty(self, start: int, count: int, clear: bool = True) -> set[int]:
+        """Device pages of [start, start + count) (multiples of 64) the tracker has seen
+        written, harvested (and by default cleared) by the cxltrack CLI in the host."""
+        if start % 64 or count % 64:
+            raise ValueError(f"harvest [{start}, +{count}): not multiples of 64 pages")
+        flags = " --clear" if clear else ""
+        out = self.run(f"cxltrack harvest dirty {start} {count}{flags} --format list", timeout=300).out
+        return {int(w, 0) for w in out.split()}
+
+    def page_shift(self) -> int:
+        return int(self.run("cat /sys/class/cxltrack/cxltrack0/page_shift").out)
+
+    def make_disk(self, path: str, size: int, pattern: bool = False) -> str:
+        """A raw disk image of `size` bytes in the host (tmpfs). With `pattern`, each 4 KiB block
+        holds its block number in its first 8 bytes (decimal, padded), the rest zero."""
+        self.run(f"mkdir -p $(dirname {shlex.quote(path)}) && truncate -s {size} {shlex.quote(path)}")
+        if pattern:
+            self.run(
+                f"i=0; while [ $i -lt {size // 4096} ]; do printf '%08d' $i | "
+                f"dd of={shlex.quote(path)} bs=4096 seek=$i conv=notrunc 2>/dev/null; i=$((i + 1)); done",
+                timeout=600,
+            )
+        return path
+
+    def start_vm(self, spec: VmSpec) -> NestedVm:
+        if any(v.spec.name == spec.name for v in self.vms.values()):
+            raise ValueError(f"a VM named {spec.name} is running")
+        free = [n for n in range(VM_SLOTS) if n not in self.vms]
+        if not free:
+            raise GuestError(f"all {VM_SLOTS} VM slots of the host are in use")
+        vm = NestedVm(self, spec, free[0])
+        self.vms[vm.slot] = vm
+        try:
+            return vm.start()
+        except BaseException:
+            with contextlib.suppress(GuestError, OSError):
+                vm.shutdown()
+            self.vms.pop(vm.slot, None)
+            raise
+
+    def release(self, vm: NestedVm) -> None:
+        if self.vms.get(vm.slot) is vm:
+            del self.vms[vm.slot]
+
+    def shutdown(self, save_logs: bool = False) -> None:
+        for vm in list(self.vms.values()):
+            if save_logs:
+                with contextlib.suppress(GuestError, OSError):
+                    vm.save_logs()
+            with contextlib.suppress(GuestError, OSError):
+                vm.shutdown()
+        self.vm.shutdown()
+
+
+def boot_host(
+    qemu: Path,
+    image: HostImage,
+    topology: Topology,
+    workdir: Path,
+    region: str | None = "devdax",
+    kvm: bool = True,
+    memory: str = "3G",
+) -> Host:
+    vm = Vm(Host.config(qemu, image, topology, workdir, memory=memory))
+    vm.start()
+    host = Host(vm, image, region)
+    try:
+        return host.setup(kvm=kvm)
+    except BaseException:
+        host.shutdown()
+        raise
+
+
+def load_host_image(manifest: Path) -> HostImage:
+    return HostImage.from_json(manifest.read_text())
+
+
+def env_host_image() -> Path:
+    return Path(os.environ.get("CXLTRACK_HOST_IMAGE", "out/guest/host.json"))

@@ -1,0 +1,275 @@
+/*
+ * cxltrack-dirty-log: migration dirty bits of guest RAM on a cxltrack device,
+ * taken from the device
+ *
+ * A host whose CXL memory carries a cxltrack tracker (docs/spec.md: a page
+ * tracker that sees every write to the memory) can give a VM RAM backed by
+ * that memory (a memory backend on /dev/daxX.Y). While migration logs dirty
+ * pages, this object harvests the tracker's dirty bitmap of the backend's
+ * pages (with clear, through the host driver's /dev/cxltrackN) into QEMU's
+ * migration bitmap, as VFIO device dirty tracking does for device memory.
+ * The accelerator then does not log that RAM: KVM keeps it writable, with no
+ * write-protect faults; TCG's own dirty marking is left alone (the bitmaps
+ * are merged, so a page is sent if either saw it written).
+ *
+ *   -object memory-backend-file,id=m1,mem-path=/dev/dax0.0,share=on,size=128M
+ *   -object cxltrack-dirty-log,id=dl1,memdev=m1,tracker=/dev/cxltrack0,dpa=N
+ *
+ * dpa is the device physical address of the backend's first byte (the
+ * region's DPA plus the backend's offset in the dax device). The read-only
+ * properties harvests and dirty-pages count the syncs and the pages they
+ * reported dirty.
+ *
+ * Never lose a dirty bit: when a harvest fails, every page of the range is
+ * reported dirty. A harvest with clear that returned has cleared the device's
+ * bits and delivered them here, so nothing is lost between two syncs.
+ *
+ * Copyright (c) 2026 The cxltrack authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include <sys/ioctl.h>
+#include <linux/cxltrack.h>
+#include "qemu/bitmap.h"
+#include "qemu/error-report.h"
+#include "qemu/module.h"
+#include "qapi/error.h"
+#include "qom/object_interfaces.h"
+#include "system/hostmem.h"
+#include "exec/address-spaces.h"
+#include "exec/memory.h"
+#include "exec/ram_addr.h"
+
+#define TYPE_CXLTRACK_DIRTY_LOG "cxltrack-dirty-log"
+OBJECT_DECLARE_SIMPLE_TYPE(CxltrackDirtyLog, CXLTRACK_DIRTY_LOG)
+
+struct CxltrackDirtyLog {
+    Object parent_obj;
+
+    HostMemoryBackend *memdev;
+    char *tracker;
+    uint64_t dpa;
+
+    int fd;
+    uint64_t first_page;    /* tracker page of the backend's first byte */
+    uint64_t npages;        /* backend size in tracker pages */
+    unsigned long *bitmap;  /* one harvest's result, npages bits */
+    MemoryListener listener;
+    bool listening;
+    uint64_t harvests;      /* syncs that harvested the backend */
+    uint64_t dirty_pages;   /* pages they reported dirty */
+};
+
+/*
+ * Harvest the dirty bits of the backend's pages [first, first + count) with
+ * clear into s->bitmap (bit i = page first + i). On failure the range is all
+ * dirty: a missed dirty page would be a lost write at the destination.
+ */
+static void cxltrack_dirty_log_harvest(CxltrackDirtyLog *s, uint64_t first,
+                                       uint64_t count)
+{
+    struct cxlt_harvest h = {
+        .kind = CXLT_HARVEST_DIRTY,
+        .flags = CXLT_HARVEST_F_CLEAR,
+        .start = s->first_page + first,
+        .count = count,
+        .buf = (uintptr_t)s->bitmap,
+        .buf_len = BITS_TO_LONGS(count) * sizeof(unsigned long),
+    };
+
+    bitmap_zero(s->bitmap, count);
+    if (ioctl(s->fd, CXLT_IOC_HARVEST, &h) < 0) {
+        error_report("cxltrack-dirty-log %s: harvest of pages 0x%" PRIx64
+                     "+0x%" PRIx64 " failed (%s): reporting them all dirty",
+                     s->tracker, (uint64_t)h.start, count, strerror(errno));
+        bitmap_fill(s->bitmap, count);
+    }
+}
+
+static bool cxltrack_dirty_log_covers(CxltrackDirtyLog *s,
+                                      MemoryRegionSection *section)
+{
+    return section->mr == host_memory_backend_get_memory(s->memdev);
+}
+
+static void cxltrack_dirty_log_sync(MemoryListener *listener,
+                                    MemoryRegionSection *section)
+{
+    CxltrackDirtyLog *s = container_of(listener, CxltrackDirtyLog, listener);
+    MemoryRegion *mr = section->mr;
+
+    if (!cxltrack_dirty_log_covers(s, section)) {
+        return;
+    }
+    /*
+     * The harvest covers the whole backend (its size and DPA are multiples
+     * of the harvest alignment) and its bits go to the RAM block as a whole:
+     * a section that is only part of it still gets exact bits.
+     */
+    cxltrack_dirty_log_harvest(s, 0, s->npages);
+    s->harvests++;
+    s->dirty_pages += cpu_physical_memory_set_dirty_lebitmap(
+        s->bitmap, memory_region_get_ram_addr(mr), s->npages);
+}
+
+static bool cxltrack_dirty_log_global_start(MemoryListener *listener,
+                                            Error **errp)
+{
+    CxltrackDirtyLog *s = container_of(listener, CxltrackDirtyLog, listener);
+
+    /*
+     * Logging starts: migration's first pass sends every page, so bits
+     * collected before now are dropped (the harvest clears them).
+     */
+    cxltrack_dirty_log_harvest(s, 0, s->npages);
+    return true;
+}
+
+static void cxltrack_dirty_log_complete(UserCreatable *uc, Error **errp)
+{
+    CxltrackDirtyLog *s = CXLTRACK_DIRTY_LOG(uc);
+    struct cxlt_info info = { 0 };
+    MemoryRegion *mr;
+    uint64_t page, size, align;
+
+    if (!s->memdev || !s->tracker) {
+        error_setg(errp, "cxltrack-dirty-log: memdev and tracker are required");
+        return;
+    }
+    mr = host_memory_backend_get_memory(s->memdev);
+    if (!memory_region_is_ram(mr) || !qemu_ram_is_shared(mr->ram_block)) {
+        error_setg(errp, "cxltrack-dirty-log: memdev must be shared RAM "
+                   "mapping the device (share=on)");
+        return;
+    }
+    s->fd = qemu_open(s->tracker, O_RDWR, errp);
+    if (s->fd < 0) {
+        return;
+    }
+    if (ioctl(s->fd, CXLT_IOC_INFO, &info) < 0) {
+        error_setg_errno(errp, errno, "cxltrack-dirty-log: %s: CXLT_IOC_INFO",
+                         s->tracker);
+        goto fail;
+    }
+    page = 1ULL << info.page_shift;
+    if (page != TARGET_PAGE_SIZE || page != qemu_real_host_page_size()) {
+        error_setg(errp, "cxltrack-dirty-log: tracker pages of %" PRIu64
+                   " bytes, target and host pages of %d and %zu",
+                   page, TARGET_PAGE_SIZE, qemu_real_host_page_size());
+        goto fail;
+    }
+    size = memory_region_size(mr);
+    align = page * MAX(info.harvest_align, 1);
+    if (s->dpa % align || size % align) {
+        error_setg(errp, "cxltrack-dirty-log: dpa 0x%" PRIx64 " and size 0x%"
+                   PRIx64 " must be multiples of 0x%" PRIx64,
+                   s->dpa, size, align);
+        goto fail;
+    }
+    s->first_page = s->dpa / page;
+    s->npages = size / page;
+    if (s->first_page + s->npages > info.pages) {
+        error_setg(errp, "cxltrack-dirty-log: pages 0x%" PRIx64 "+0x%" PRIx64
+                   " beyond the tracker's 0x%" PRIx64, s->first_page,
+                   s->npages, (uint64_t)info.pages);
+        goto fail;
+    }
+    s->bitmap = bitmap_new(s->npages);
+    /* the accelerator leaves this RAM to us (kvm_mem_flags) */
+    mr->dirty_log_by_device = true;
+    s->listener = (MemoryListener) {
+        .name = "cxltrack-dirty-log",
+        .log_global_start = cxltrack_dirty_log_global_start,
+        .log_sync = cxltrack_dirty_log_sync,
+        .priority = MEMORY_LISTENER_PRIORITY_DEV_BACKEND,
+    };
+    memory_listener_register(&s->listener, &address_space_memory);
+    s->listening = true;
+    return;
+
+fail:
+    close(s->fd);
+    s->fd = -1;
+}
+
+static bool cxltrack_dirty_log_can_be_deleted(UserCreatable *uc)
+{
+    return false;   /* the RAM it logs stays unlogged by the accelerator */
+}
+
+static void cxltrack_dirty_log_set_tracker(Object *obj, const char *value,
+                                           Error **errp)
+{
+    CxltrackDirtyLog *s = CXLTRACK_DIRTY_LOG(obj);
+
+    g_free(s->tracker);
+    s->tracker = g_strdup(value);
+}
+
+static char *cxltrack_dirty_log_get_tracker(Object *obj, Error **errp)
+{
+    return g_strdup(CXLTRACK_DIRTY_LOG(obj)->tracker);
+}
+
+static void cxltrack_dirty_log_init(Object *obj)
+{
+    CxltrackDirtyLog *s = CXLTRACK_DIRTY_LOG(obj);
+
+    s->fd = -1;
+    object_property_add_link(obj, "memdev", TYPE_MEMORY_BACKEND,
+                             (Object **)&s->memdev,
+                             object_property_allow_set_link,
+                             OBJ_PROP_LINK_STRONG);
+    object_property_add_str(obj, "tracker", cxltrack_dirty_log_get_tracker,
+                            cxltrack_dirty_log_set_tracker);
+    object_property_add_uint64_ptr(obj, "dpa", &s->dpa,
+                                   OBJ_PROP_FLAG_READWRITE);
+    object_property_add_uint64_ptr(obj, "harvests", &s->harvests,
+                                   OBJ_PROP_FLAG_READ);
+    object_property_add_uint64_ptr(obj, "dirty-pages", &s->dirty_pages,
+                                   OBJ_PROP_FLAG_READ);
+}
+
+static void cxltrack_dirty_log_finalize(Object *obj)
+{
+    CxltrackDirtyLog *s = CXLTRACK_DIRTY_LOG(obj);
+
+    if (s->listening) {
+        memory_listener_unregister(&s->listener);
+    }
+    if (s->fd >= 0) {
+        close(s->fd);
+    }
+    g_free(s->bitmap);
+    g_free(s->tracker);
+}
+
+static void cxltrack_dirty_log_class_init(ObjectClass *oc, void *data)
+{
+    UserCreatableClass *ucc = USER_CREATABLE_CLASS(oc);
+
+    ucc->complete = cxltrack_dirty_log_complete;
+    ucc->can_be_deleted = cxltrack_dirty_log_can_be_deleted;
+}
+
+static const TypeInfo cxltrack_dirty_log_info = {
+    .name = TYPE_CXLTRACK_DIRTY_LOG,
+    .parent = TYPE_OBJECT,
+    .instance_size = sizeof(CxltrackDirtyLog),
+    .instance_init = cxltrack_dirty_log_init,
+    .instance_finalize = cxltrack_dirty_log_finalize,
+    .class_init = cxltrack_dirty_log_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { TYPE_USER_CREATABLE },
+        { }
+    },
+};
+
+static void cxltrack_dirty_log_register_types(void)
+{
+    type_register_static(&cxltrack_dirty_log_info);
+}
+
+type_init(cxltrack_dirty_log_register_types);

@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Nested-virtualisation tests: the emulated CXL machine (L0, the project's QEMU with the
+cxltrack device) boots a hypervisor host (L1) whose VMs (L2) keep a NUMA node on the device.
+Fixtures come from cxltrack.harness.pytest_plugin (`boot_host`, `host`, `nested_vm`)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["cxltrack.harness.pytest_plugin"]
+
+
+# (test, what, seconds) of every L2 VM a test timed, printed at the end of the run.
+_L2_BOOTS: list[tuple[str, str, float]] = []
+
+
+@pytest.fixture(scope="session")
+def l2_boots() -> list[tuple[str, str, float]]:
+    return _L2_BOOTS
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for test, what, secs in _L2_BOOTS:
+        terminalreporter.write_line(f"nested boot-to-ready: {test} {what}: {secs:.1f} s")

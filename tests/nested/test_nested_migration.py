@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Live migration between two VMs (L2 QEMUs) of one host over a Unix socket, with a writer
+dirtying the VM's device-backed memory: the destination's memory equals the source's at the
+switch-over, page by page, with each source of the device node's dirty bits: KVM's write
+protection (stock), the host QEMU's cxltrack-dirty-log client (KVM then does not log that
+memory) and, when the host runs the patched KVM, KVM's device dirty log, which takes no
+write-protect fault. The small version of `make bench-migrate`."""
+
+from __future__ import annotations
+
+from cxltrack.harness.migration import MigrationResult, has_device_dirty_log, migrate_and_compare
+from cxltrack.harness.nested import Host
+
+
+def test_page_compare_finds_one_changed_byte(host: Host) -> None:
+    """The comparison the migration tests rely on can fail."""
+    host.run("head -c 1048576 /dev/urandom > /run/cxlt/a.mem && cp /run/cxlt/a.mem /run/cxlt/b.mem")
+    same = host.run("cxlt-pagecmp /run/cxlt/a.mem /run/cxlt/b.mem", check=False)
+    assert same.status == 0 and "pages=256 equal=256 differ=0" in same.out, same.out
+    host.run("printf x | dd of=/run/cxlt/b.mem bs=1 seek=12345 conv=notrunc 2>/dev/null")
+    bad = host.run("cxlt-pagecmp /run/cxlt/a.mem /run/cxlt/b.mem", check=False)
+    assert bad.status == 1 and "differ=1" in bad.out and "differ page 3 " in bad.out, bad.out
+    host.run("rm -f /run/cxlt/a.mem /run/cxlt/b.mem")
+
+
+def check_exact(r: MigrationResult) -> None:
+    assert r.pages_compared == (192 + 128) * 256, r.line()
+    assert r.pages_equal == r.pages_compared, f"{r.differ[:8]} {r.line()}"
+    assert r.pages_sent > 0 and r.rounds >= 2, r.line()
+
+
+def test_migration_memory_equal_at_switch_over(host: Host) -> None:
+    modes = ["stock", "qemu"] + (["device"] if has_device_dirty_log(host) else [])
+    results = {}
+    for mode in modes:
+        r = migrate_and_compare(host, mode, writer_pages=2048, writer_seconds=15)
+        print(r.line())
+        results[mode] = r
+        check_exact(r)
+    # write-protect faults on the device node while migrating (traced in the host's KVM)
+    assert results["stock"].wp_faults > 0, results["stock"].line()
+    for mode in modes[1:]:
+        assert results[mode].wp_faults == 0, results[mode].line()
+    q = results["qemu"].client
+    assert q["harvests"] >= results["qemu"].rounds and q["dirty-pages"] > 0, results["qemu"].line()
+
+
+def test_qemu_client_harvesting_the_wrong_pages_loses_writes(host: Host) -> None:
+    """Negative control: KVM leaves the device node to the QEMU client, so a client that
+    harvests another device range (the destination's) misses the writer's pages and the
+    copy differs. Shows that the client's bits, not KVM's, carry the device node."""
+    wrong = host.dpa_base() + 128 * 1024 * 1024
+    r = migrate_and_compare(host, "qemu", writer_pages=2048, writer_seconds=15, client_dpa=wrong, resume=False)
+    print(r.line())
+    assert r.pages_equal < r.pages_compared, r.line()
+    assert all(int(d.split()[2]) >= 192 * 256 for d in r.differ), f"differences outside the device node: {r.differ}"
