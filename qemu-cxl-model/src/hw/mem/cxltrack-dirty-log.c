@@ -38,6 +38,7 @@
 #include "qapi/error.h"
 #include "qom/object_interfaces.h"
 #include "system/hostmem.h"
+#include "system/runstate.h"
 #include "exec/address-spaces.h"
 #include "exec/memory.h"
 #include "exec/ram_addr.h"
@@ -64,27 +65,42 @@ struct CxltrackDirtyLog {
 
 /*
  * Harvest the dirty bits of the backend's pages [first, first + count) with
- * clear into s->bitmap (bit i = page first + i). On failure the range is all
- * dirty: a missed dirty page would be a lost write at the destination.
+ * clear into s->bitmap (bit i = page first + i). A call the driver cut short
+ * (a signal) reports how far it got and left the rest uncleared: go on from
+ * there. On failure the rest of the range is all dirty: a missed dirty page
+ * would be a lost write at the destination. With the vCPUs stopped (the
+ * final round), the driver first writes back every CPU cache, so that
+ * writes still in a cache reach the device and its bits (spec section 9).
  */
 static void cxltrack_dirty_log_harvest(CxltrackDirtyLog *s, uint64_t first,
                                        uint64_t count)
 {
-    struct cxlt_harvest h = {
-        .kind = CXLT_HARVEST_DIRTY,
-        .flags = CXLT_HARVEST_F_CLEAR,
-        .start = s->first_page + first,
-        .count = count,
-        .buf = (uintptr_t)s->bitmap,
-        .buf_len = BITS_TO_LONGS(count) * sizeof(unsigned long),
-    };
+    uint32_t flags = CXLT_HARVEST_F_CLEAR;
+    uint64_t done = 0;
 
+    if (!runstate_is_running()) {
+        flags |= CXLT_HARVEST_F_WRITEBACK;
+    }
     bitmap_zero(s->bitmap, count);
-    if (ioctl(s->fd, CXLT_IOC_HARVEST, &h) < 0) {
-        error_report("cxltrack-dirty-log %s: harvest of pages 0x%" PRIx64
-                     "+0x%" PRIx64 " failed (%s): reporting them all dirty",
-                     s->tracker, (uint64_t)h.start, count, strerror(errno));
-        bitmap_fill(s->bitmap, count);
+    while (done < count) {
+        struct cxlt_harvest h = {
+            .kind = CXLT_HARVEST_DIRTY,
+            .flags = flags,
+            .start = s->first_page + first + done,
+            .count = count - done,
+            .buf = (uintptr_t)s->bitmap + done / 8,
+            .buf_len = BITS_TO_LONGS(count) * sizeof(unsigned long) - done / 8,
+        };
+
+        if (ioctl(s->fd, CXLT_IOC_HARVEST, &h) < 0 || !h.done) {
+            error_report("cxltrack-dirty-log %s: harvest of pages 0x%" PRIx64
+                         "+0x%" PRIx64 " failed (%s): reporting them all dirty",
+                         s->tracker, (uint64_t)h.start, count - done,
+                         strerror(errno));
+            bitmap_set(s->bitmap, done, count - done);
+            return;
+        }
+        done += h.done;
     }
 }
 
