@@ -33,7 +33,15 @@ OUTPUTS = {
     "md": TOP / "docs" / "registers.md",
 }
 BANNER = "Generated from regmap/cxltrack.rdl by regmap/regmap_gen.py. Do not edit."
-UDPS = ["pci_vendor_id", "pci_device_id", "bar", "bar_size", "harvest_align_pages", "msix_vectors"]
+UDPS = [
+    "pci_vendor_id",
+    "pci_device_id",
+    "pci_mem_device_id",
+    "bar",
+    "bar_size",
+    "harvest_align_pages",
+    "msix_vectors",
+]
 
 
 @dataclass(frozen=True)
