@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import design, sims
-from rtlsim import BLOCKS_DIR, SIM_DIR, block, rtl_dir, run_checked
+from rtlsim import BLOCKS_DIR, SIM_DIR, block, board, rtl_dir, run_checked
 
 BENCHES = [
     "test_vectors",
@@ -32,6 +32,10 @@ BENCHES = [
 ]
 BLOCK_BENCH_DIR = SIM_DIR / "tb" / "blocks"
 BLOCK_CONFIG = "small"
+BOARD_BENCH_DIR = SIM_DIR / "tb" / "board"
+# The board wrapper's benches run on Verilator only: cocotbext-pcie's Python model dominates their
+# time, and the core inside is the one the core benches run on both simulators.
+BOARD_SIMS = ("verilator",)
 
 
 def block_benches() -> dict[str, str]:
@@ -60,6 +64,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         blocks = block_benches()
         triples = [(sim, b, blocks[b]) for sim in sims(metafunc.config) for b in blocks]
         metafunc.parametrize("sim_block_bench", triples, ids=[f"{s}-{blk}-{b}" for s, b, blk in triples])
+    if "sim_board_bench" in metafunc.fixturenames:
+        benches = sorted(p.stem for p in BOARD_BENCH_DIR.glob("test_*.py"))
+        pairs = [(sim, b) for sim in sims(metafunc.config) if sim in BOARD_SIMS for b in benches]
+        metafunc.parametrize("sim_board_bench", pairs, ids=[f"{s}-board-{b}" for s, b in pairs])
 
 
 def test_bench(sim_bench: tuple[str, str], built: dict[tuple[str, str], Path]) -> None:
@@ -71,6 +79,13 @@ def test_bench(sim_bench: tuple[str, str], built: dict[tuple[str, str], Path]) -
 def test_block_bench(sim_block_bench: tuple[str, str, str], built: dict[tuple[str, str], Path]) -> None:
     sim, bench, name = sim_block_bench
     d = block(name, BLOCK_CONFIG)
+    _, bdir = design(sim, built, d)
+    run_checked(sim, bdir, bench, design=d)
+
+
+def test_board_bench(sim_board_bench: tuple[str, str], built: dict[tuple[str, str], Path]) -> None:
+    sim, bench = sim_board_bench
+    d = board()
     _, bdir = design(sim, built, d)
     run_checked(sim, bdir, bench, design=d)
 
@@ -96,6 +111,28 @@ def test_lint_wall() -> None:
             "--top-module",
             "CxlTrackCore",
             str(SIM_DIR / "verilator.vlt"),
+            *map(str, files),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+
+
+def test_board_lint_wall() -> None:
+    """verilator --lint-only -Wall on the board wrapper with the core inside (waivers: sim/verilator.vlt,
+    sim/verilator-board.vlt)."""
+    d = board().src_dir
+    files = [d / f for f in (d / "filelist.f").read_text().split()]
+    proc = subprocess.run(
+        [
+            "verilator",
+            "--lint-only",
+            "-Wall",
+            "--top-module",
+            "CxlTrackBoard",
+            str(SIM_DIR / "verilator.vlt"),
+            str(SIM_DIR / "verilator-board.vlt"),
             *map(str, files),
         ],
         capture_output=True,
