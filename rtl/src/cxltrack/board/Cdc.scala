@@ -91,7 +91,7 @@ class AsyncFifo[T <: Data](gen: T, depthLog2: Int = 3) extends RawModule {
   val deq      = IO(Decoupled(gen))
 
   def toGray(b: UInt): UInt = b ^ (b >> 1)
-  val mem                   = Mem(depth, gen)
+  val cdcFifoRam            = Mem(depth, gen) // found by name in fpga/au250/constraints/cdc.xdc
 
   val wGray = Wire(UInt((depthLog2 + 1).W))
   val rGray = Wire(UInt((depthLog2 + 1).W))
@@ -104,7 +104,7 @@ class AsyncFifo[T <: Data](gen: T, depthLog2: Int = 3) extends RawModule {
     val full = wG === Cat(~rGSync(depthLog2, depthLog2 - 1), rGSync(depthLog2 - 2, 0))
     enq.ready := !full
     when(enq.fire) {
-      mem.write(wBin(depthLog2 - 1, 0), enq.bits)
+      cdcFifoRam.write(wBin(depthLog2 - 1, 0), enq.bits)
       val next = wBin + 1.U
       wBin := next
       wG   := toGray(next)
@@ -117,7 +117,7 @@ class AsyncFifo[T <: Data](gen: T, depthLog2: Int = 3) extends RawModule {
     val rG     = RegInit(0.U((depthLog2 + 1).W))
     val wGSync = Cdc.levelU(wGray)
     deq.valid := rG =/= wGSync
-    deq.bits  := mem.read(rBin(depthLog2 - 1, 0))
+    deq.bits  := cdcFifoRam.read(rBin(depthLog2 - 1, 0))
     when(deq.fire) {
       val next = rBin + 1.U
       rBin := next

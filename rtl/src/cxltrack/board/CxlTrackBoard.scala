@@ -133,9 +133,10 @@ class CxlTrackBoard(bp: BoardParams) extends RawModule {
     val quiet     = Cdc.level(coreQuiet)
     val inReset   = Cdc.level(coreInReset)
     val flr1Pulse = fs === F.fDone
-    cpl.hold   := fs =/= F.fRun
-    quiesceReq := fs === F.fQuiesce || fs === F.fReset || fs === F.fRelease
-    flrCoreReq := fs === F.fReset
+    cpl.hold := fs =/= F.fRun
+    // registered: they cross into the core domain
+    quiesceReq := RegNext(fs === F.fQuiesce || fs === F.fReset || fs === F.fRelease, false.B)
+    flrCoreReq := RegNext(fs === F.fReset, false.B)
     msix.clear := flr1Pulse
     switch(fs) {
       is(F.fRun)(when(cfg_flr_in_process(1))(fs := F.fHold))
