@@ -87,6 +87,7 @@ struct cxlt_dev {
 
 	struct pci_dev *pdev;		/* function 1; NULL once removed */
 	struct pci_dev *memdev;		/* function 0, referenced */
+	bool barwin;			/* memdev is a PCIe BAR window, enabled by us */
 	void __iomem *regs;
 	int irq;
 	struct cxlt_caps caps;
@@ -132,6 +133,11 @@ struct cxlt_cmd_res {
 /* cxltrack_main.c */
 void cxlt_dev_get(struct cxlt_dev *cd);
 void cxlt_dev_put(struct cxlt_dev *cd);
+
+/* cxltrack_barwin.c */
+bool cxlt_barwin_is(struct pci_dev *mem);
+int cxlt_barwin_enable(struct cxlt_dev *cd);
+void cxlt_barwin_disable(struct cxlt_dev *cd);
 
 /* cxltrack_cmd.c */
 int cxlt_enter(struct cxlt_dev *cd, struct cxlt_file *f);
