@@ -82,8 +82,9 @@ bench-rtl: rtl-sim rtl-deps ## benchmark: throughput with tracking on/off, added
 
 SYNTH_TIMEOUT ?= 3600
 SYNTH_SCALING := 1 4
-synth-estimate: $(RTL_BUILD)/default/filelist.f rtl-deps ## Yosys synth_xilinx (xcup) estimate of the default config (~15 min)
+synth-estimate: $(RTL_BUILD)/default/filelist.f $(RTL_BUILD)/board-default/filelist.f rtl-deps ## Yosys synth_xilinx (xcup) estimate of the default core (~15 min) and of the board wrapper around it
 	@$(TOP)/sim/synth_estimate.sh $(RTL_BUILD)/default $(TOP)/build/synth $(SYNTH_TIMEOUT)
+	@$(TOP)/sim/synth_estimate.sh $(RTL_BUILD)/board-default $(TOP)/build/synth $(SYNTH_TIMEOUT) CxlTrackBoard CxlTrackCore
 
 # default parameters at 1 and 4 MiB (64 KiB chunks): the series in docs/rtl-results.md
 synth-scaling: rtl-deps

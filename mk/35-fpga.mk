@@ -6,7 +6,7 @@
 # scripts against the generated parameters).
 BOARD ?= au250
 FPGA_CONFIG ?= default
-FPGA_CORE_MHZ ?= 200
+FPGA_CORE_MHZ ?= 100
 FPGA_JOBS ?= 2
 FPGA_RTL = $(RTL_BUILD)/board-$(FPGA_CONFIG)
 FPGA_OUT = $(TOP)/build/fpga/$(BOARD)
@@ -14,7 +14,7 @@ VIVADO ?= vivado
 FPGA_CARDS = $(notdir $(patsubst %/,%,$(dir $(wildcard $(TOP)/fpga/*/card.tcl))))
 # the place-and-route check: a configuration that fits an ECP5-85F, and the clock it asks for
 PNR_CONFIG ?= small
-PNR_MHZ ?= 50
+PNR_MHZ ?= 100
 PNR_SEED ?= 1
 PNR_BUILD = $(TOP)/build/pnr
 
@@ -47,7 +47,7 @@ $(PNR_BUILD)/rtl-%/filelist.f: $(TOP)/config/%.toml $(RTL_SRC) | rtl-deps
 	@$(MILL) rtl.runMain cxltrack.board.PnrMain --config $< --target-dir $(dir $@) \
 		>$(PNR_BUILD)/gen-$*.log 2>&1 || { tail -40 $(PNR_BUILD)/gen-$*.log; exit 1; }
 
-pnr-check: pnr-rtl ## place and route of the core (PNR_CONFIG=small) on an ECP5-85F with Yosys + nextpnr: Fmax, utilisation (~40 min)
+pnr-check: pnr-rtl ## place and route of the core (PNR_CONFIG=small) on an ECP5-85F with Yosys + nextpnr: Fmax, utilisation (~30 min)
 	@$(TOP)/fpga/pnr/pnr-check.sh $(PNR_BUILD)/rtl-$(PNR_CONFIG) $(PNR_BUILD)/$(PNR_CONFIG) $(PNR_MHZ) $(PNR_SEED)
 
 test-fpga: fpga-rtl ## the flow's checks that need no Vivado (refusal message, top level vs wrapper, IP parameters)

@@ -173,6 +173,13 @@ def test_flow_dry_run(tmp_path: Path) -> None:
     assert ddr["CONFIG.C0.DDR4_AxiDataWidth"] == "512"
     synth = next(c for c in cmds if c[0] == "synth_design")
     assert f"MEM_ADDR_BITS={p['cxlt_mem_addr_bits']}" in synth and f"DDR_ID_BITS={p['cxlt_id_bits'] + 1}" in synth
+    assert f"CORE_CLK_DIVIDE={1200 // p['cxlt_core_mhz']}" in synth
+    # the FIFO read paths into the core are bounded by the core's period, the others by theirs
+    fifo_xdc = (tmp_path / "out" / "cdc_fifo.xdc").read_text()
+    core_ns = f"{1000 / p['cxlt_core_mhz']:.3f}"
+    for path, ns in (("memX/*M_f", core_ns), ("memX/*S_f", "4.000"), ("ddrX/*M_f", "3.333"), ("ddrX/*S_f", core_ns)):
+        assert f"-datapath_only {ns} -from [get_cells -hier -filter {{NAME =~ */{path}/cdcFifoRam_ext/*" in fifo_xdc
+    assert any(c[0] == "read_xdc" and c[1].endswith("cdc_fifo.xdc") for c in cmds)
     read = {Path(w).name for c in cmds if c[0] == "read_verilog" for w in c[2:]}
     read |= {Path(w).name for c in cmds if c[0] == "read_verilog" for w in tcl_list(c[-1])}
     assert {f.name for f in wrapper_files()} <= read and "cxltrack_au250.sv" in read

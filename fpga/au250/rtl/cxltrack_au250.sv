@@ -6,8 +6,9 @@
 // clock. Everything else, including every clock-domain crossing, is the Chisel wrapper
 // CxlTrackBoard (rtl/src/cxltrack/board/), which the cocotb benches simulate as it is here.
 //
-// Clocks: PCIe user_clk 250 MHz (Gen3 x16, 512-bit interface), core 200 MHz from the 300 MHz
-// oscillator of DDR bank 1 (its DIMM is unused), DDR4 ui_clk 300 MHz (DDR4-2400, 4:1).
+// Clocks: PCIe user_clk 250 MHz (Gen3 x16, 512-bit interface), core 100 MHz (by default; see
+// docs/rtl-results.md, "Place and route") from the 300 MHz oscillator of DDR bank 1 (its DIMM is
+// unused), DDR4 ui_clk 300 MHz (DDR4-2400, 4:1).
 // LEDs: 0 = PCIe link up, 1 = DDR4 calibrated, 2 = tracker idle.
 
 `timescale 1ns / 1ps
@@ -16,7 +17,9 @@
 module cxltrack_au250 #(
     // from the generated board_params.tcl (cxlt_mem_addr_bits, cxlt_id_bits + 1), set by build.tcl
     parameter int MEM_ADDR_BITS = 28,
-    parameter int DDR_ID_BITS = 5
+    parameter int DDR_ID_BITS = 5,
+    // core clock = 1200 MHz (the MMCM's VCO) / CORE_CLK_DIVIDE, from cxlt_core_mhz
+    parameter int CORE_CLK_DIVIDE = 12
 ) (
     // PCIe x16 (edge connector)
     input  wire [15:0] pcie_rx_p,
@@ -65,14 +68,14 @@ module cxltrack_au250 #(
     wire pcie_perst_n;
     IBUF pcie_reset_ibuf (.I(pcie_reset_n), .O(pcie_perst_n));
 
-    // ------------------------------------------------------------------ core clock: 300 -> 200 MHz
+    // ------------------------------------------------------------------ core clock: 300 MHz -> VCO 1200 MHz -> core
     wire clk_300_1, core_clk_mmcm, core_clk, core_fb, core_fb_buf, core_locked;
     IBUFDS clk_300_1_ibuf (.I(clk_300mhz_1_p), .IB(clk_300mhz_1_n), .O(clk_300_1));
     MMCME4_BASE #(
         .CLKIN1_PERIOD(3.333),
         .CLKFBOUT_MULT_F(4.0),   // VCO 1200 MHz
         .DIVCLK_DIVIDE(1),
-        .CLKOUT0_DIVIDE_F(6.0)   // 200 MHz
+        .CLKOUT0_DIVIDE_F(CORE_CLK_DIVIDE)
     ) core_mmcm (
         .CLKIN1(clk_300_1), .CLKFBIN(core_fb_buf), .RST(1'b0), .PWRDWN(1'b0),
         .CLKOUT0(core_clk_mmcm), .CLKFBOUT(core_fb), .LOCKED(core_locked),

@@ -20,7 +20,7 @@ import java.io.{File, PrintWriter}
 object BoardMain extends App {
   val argv    = args.toSeq
   val target  = Cli.opt(argv, "--target-dir").getOrElse("build/rtl/board-default")
-  val coreMhz = Cli.opt(argv, "--core-mhz").map(_.toInt).getOrElse(200)
+  val coreMhz = Cli.opt(argv, "--core-mhz").map(_.toInt).getOrElse(100)
   val base    = Cli.params(argv)
   val core =
     if (argv.contains("--tick-cycles")) base
