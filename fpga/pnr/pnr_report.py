@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,20 +16,34 @@ from typing import Any
 RESOURCES = ("TRELLIS_COMB", "TRELLIS_FF", "TRELLIS_RAMW", "DP16KD", "MULT18X18D", "TRELLIS_IO")
 
 
+def owner(name: str) -> str:
+    """The RTL signal a netlist cell or net is named after (Yosys appends the mapped cells)."""
+    return re.split(r"_(?:LUT4|TRELLIS|CCU2C|PFUMX|L6MUX21|DPR16X4|DP16KD)", name)[0]
+
+
 def critical_path(report: dict[str, Any]) -> list[str]:
-    """The worst path as `kind delay net/cell` lines, with the cells it passes through."""
-    paths = report.get("critical_paths") or []
+    """The worst register-to-register path: start and end, LUT levels and carry-chain hops,
+    logic and routing time, and the RTL signals it runs through (in order, repeats merged)."""
+    paths = [p for p in report.get("critical_paths") or [] if "async" not in (p.get("from", "") + p.get("to", ""))]
     if not paths:
         return []
     worst = max(paths, key=lambda p: sum(step.get("delay", 0.0) for step in p.get("path", [])))
-    lines = [f"critical path {worst.get('from')} -> {worst.get('to')}:"]
-    total = 0.0
-    for step in worst.get("path", []):
-        delay = float(step.get("delay", 0.0))
-        total += delay
-        where = step.get("net") or step.get("to", {}).get("cell") or step.get("from", {}).get("cell") or ""
-        lines.append(f"  {step.get('type', '?'):9} {delay:6.2f} ns  (cum {total:6.2f})  {where}")
-    return lines
+    steps = worst.get("path", [])
+    logic = [s for s in steps if s.get("type") == "logic"]
+    levels = [s for s in logic if s.get("delay", 0.0) >= 0.15]  # LUTs and carry-chain entries
+    routing = sum(s.get("delay", 0.0) for s in steps if s.get("type") == "routing")
+    through: list[str] = []
+    for s in steps:
+        o = owner(s.get("net") or s.get("to", {}).get("cell", ""))
+        if o and not o.startswith("$") and (not through or through[-1] != o):
+            through.append(o)
+    total = sum(s.get("delay", 0.0) for s in steps)
+    return [
+        f"pnr-check: critical path {total:.2f} ns: {len(levels)} LUT levels + {len(logic) - len(levels)} "
+        f"carry-chain hops, logic {sum(s.get('delay', 0.0) for s in logic):.2f} ns, routing {routing:.2f} ns",
+        f"pnr-check:   from {steps[0].get('from', {}).get('cell')} to {steps[-1].get('to', {}).get('cell')}",
+        "pnr-check:   through " + " > ".join(through),
+    ]
 
 
 def summarise(report: dict[str, Any], synth_s: int, pnr_s: int) -> list[str]:
