@@ -40,6 +40,9 @@ from cxltrack.model import Device
 from ..env import OFF, R, pause_gen, val
 
 LINE = 64
+# Longest wait for a request's completions: far above any request of these benches (a read
+# queued behind a window of stalled DDR writes takes a few microseconds)
+CPL_TIMEOUT_NS = 200_000
 
 
 def board_info() -> dict[str, int]:
@@ -63,9 +66,14 @@ class CompletionChecker:
         rc.perform_nonposted_operation = self._perform
 
     async def _perform(self, req: Any, timeout: int = 0, timeout_unit: str = "ns") -> Any:
+        # the root complex model waits forever for a completion by default: a lost or malformed
+        # completion would hang the bench instead of failing it
+        if not timeout:
+            timeout, timeout_unit = CPL_TIMEOUT_NS, "ns"
         cpls = await self._orig(req, timeout, timeout_unit)
         if req.fmt_type in (TlpType.MEM_READ, TlpType.MEM_READ_64):
             self._check(req, cpls)
+        assert cpls, f"no completion within {timeout} {timeout_unit} for {req}"
         return cpls
 
     def _check(self, req: Any, cpls: list[Any]) -> None:
@@ -191,6 +199,12 @@ class BoardBench:
         )
         self.fn0: Any = None
         self.fn1: Any = None
+
+    def pcie_backpressure(self, rng: random.Random, p: float) -> None:
+        """Random gaps on the PCIe side: the block pauses between request beats (CQ) and stops
+        taking completion beats (CC)."""
+        self.dev.cq_source.set_pause_generator(pause_gen(random.Random(rng.random()), p))
+        self.dev.cc_sink.set_pause_generator(pause_gen(random.Random(rng.random()), p))
 
     def ddr_backpressure(self, rng: random.Random, p_write: float, p_read: float) -> None:
         """Random stalls on the DDR side (p = stall probability per cycle and channel)."""

@@ -93,7 +93,8 @@ def model_read(b: BoardBench, addr: int, size: int) -> bytes:
 @cocotb.test()
 async def memory_window(dut: Any) -> None:
     """Random reads and writes through function 0's BAR: lengths 1..252 bytes at any alignment,
-    some beyond the capacity (decode errors, still inside the BAR), several lines per request.
+    some beyond the capacity (decode errors, still inside the BAR), several lines per request,
+    with gaps between request beats, stalled completions and stalled DDR writes.
     Every read is compared with the reference model's memory; then every table (dirty, accessed,
     hotness, BAT, slots, chunks) and every register is compared with the model."""
     b = await started(dut)
@@ -106,6 +107,7 @@ async def memory_window(dut: Any) -> None:
     # writes stall far more than reads at the DDR: a read that overtook an earlier write would
     # return stale data (PCIe orders a read behind earlier posted writes; AXI does not)
     b.ddr_backpressure(rng, 0.7, 0.05)
+    b.pcie_backpressure(rng, 0.3)
     for k in range(16):
         addr = rng.choice(hot) + rng.randrange(LINE - 8)
         data = bytes(rng.randrange(256) for _ in range(8))
