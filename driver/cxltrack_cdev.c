@@ -186,8 +186,16 @@ static long cxlt_ioc_harvest(struct cxlt_file *f, void __user *argp)
 		return -EFAULT;
 	if (clear_user(u64_to_user_ptr(h.buf), need))
 		return -EFAULT;
+	/* Dirty bits cleared here would be missing from a kernel dirty log. */
+	if (h.kind == CXLT_HARVEST_DIRTY && h.flags & CXLT_HARVEST_F_CLEAR) {
+		ret = cxlt_klog_user_begin(cd);
+		if (ret)
+			return ret;
+	}
 	ret = cxlt_do_harvest(cd, f, h.kind, h.start, h.count, h.flags, NULL,
 			      u64_to_user_ptr(h.buf), &h.nr_set);
+	if (h.kind == CXLT_HARVEST_DIRTY && h.flags & CXLT_HARVEST_F_CLEAR)
+		cxlt_klog_user_end(cd);
 	if (ret)
 		return ret;
 	if (put_user(h.nr_set, &((struct cxlt_harvest __user *)argp)->nr_set))

@@ -224,6 +224,9 @@ int cxlt_set_ctrl(struct cxlt_dev *cd, struct cxlt_ctrl *c)
 		return ret;
 	/* A pure query (nothing to set, clear or time) does not write the device. */
 	if (set | clr | (c->flags & CXLT_CTRL_TIMEOUT)) {
+		/* Writes while tracking is off are not recorded anywhere. */
+		if ((cd->ctrl ^ ((cd->ctrl & ~clr) | set)) & CXLT_CTRL_TRACK_EN_MASK)
+			cxlt_klog_lost(cd);
 		cd->ctrl = (cd->ctrl & ~clr) | set;
 		if (c->flags & CXLT_CTRL_TIMEOUT)
 			cd->slot_timeout = c->slot_timeout;
@@ -370,6 +373,7 @@ int cxlt_raw(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_raw *r)
 			goto out;
 		/* Quiesce: no more interrupts, the IRQ thread leaves the EVQ alone. */
 		mutex_lock(&cd->evq_mutex);
+		cxlt_klog_lost(cd);	/* harvests fail until raw mode ends */
 		cd->raw_owner = f;
 		cxlt_int_enable(cd, false);
 		mutex_unlock(&cd->evq_mutex);
@@ -381,6 +385,7 @@ int cxlt_raw(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_raw *r)
 			goto out;
 		}
 		mutex_lock(&cd->evq_mutex);
+		cxlt_klog_lost(cd);	/* raw commands may have cleared dirty bits */
 		cd->raw_owner = NULL;
 		cxlt_resync(cd);
 		mutex_unlock(&cd->evq_mutex);

@@ -78,6 +78,7 @@ struct cxlt_counters {
 };
 
 struct cxlt_file;
+struct cxlt_klog;
 
 struct cxlt_dev {
 	struct device dev;
@@ -114,6 +115,7 @@ struct cxlt_dev {
 	wait_queue_head_t wq;
 
 	struct cxlt_counters cnt;
+	struct cxlt_klog *klog;		/* kernel dirty log, cxltrack_dirtylog.c */
 };
 
 struct cxlt_file {
@@ -156,6 +158,13 @@ int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f, u32 kind,
 		    void __user *ubuf, u64 *nr_set);
 int cxlt_do_bat(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_bat *b,
 		const void *kaddr);
+
+/* cxltrack_dirtylog.c */
+extern const struct attribute_group cxlt_klog_group;
+void cxlt_klog_free(struct cxlt_dev *cd);
+void cxlt_klog_lost(struct cxlt_dev *cd);
+int cxlt_klog_user_begin(struct cxlt_dev *cd);
+void cxlt_klog_user_end(struct cxlt_dev *cd);
 
 /* cxltrack_slot.c */
 int cxlt_do_slot_alloc(struct cxlt_dev *cd, struct cxlt_file *f, u64 tag,

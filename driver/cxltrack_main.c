@@ -43,6 +43,7 @@ static void cxlt_dev_release(struct device *dev)
 {
 	struct cxlt_dev *cd = container_of(dev, struct cxlt_dev, dev);
 
+	cxlt_klog_free(cd);
 	pci_dev_put(cd->memdev);
 	pci_dev_put(cd->pdev);
 	if (cd->id >= 0)
@@ -268,6 +269,7 @@ static void cxlt_reset_prepare(struct pci_dev *pdev)
 	struct cxlt_dev *cd = pci_get_drvdata(pdev);
 
 	down_write(&cd->life);
+	cxlt_klog_lost(cd);	/* the reset clears the dirty bitmap */
 	mutex_lock(&cd->evq_mutex);
 	if (!cd->raw_owner)
 		cxlt_int_enable(cd, false);

@@ -204,5 +204,6 @@ void cxlt_sysfs_init(void)
 const struct attribute_group *cxlt_groups[] = {
 	&cxlt_attr_group,
 	&cxlt_stat_group,
+	&cxlt_klog_group,
 	NULL,
 };

@@ -22,7 +22,7 @@ RTL_BOARD_SIM := $(RTL_BUILD)/board-$(RTL_SIM_CONFIG)-sim/filelist.f
 RTL_APT := curl openjdk-17-jdk-headless iverilog yosys liblz4-dev zlib1g-dev make g++
 RTL_PYTEST = cd $(TOP)/sim && $(call PYTEST,$(1))
 
-.PHONY: rtl rtl-sim rtl-blocks rtl-board-sim rtl-deps lint-rtl test-rtl bench-rtl synth-estimate synth-scaling fmt-rtl check-fmt-rtl
+.PHONY: rtl rtl-sim rtl-blocks rtl-board-sim rtl-deps lint-rtl test-rtl rtl-equiv bench-rtl synth-estimate synth-scaling fmt-rtl check-fmt-rtl
 
 $(MILL_SH):
 	@$(TOP)/scripts/apt-ensure $(RTL_APT)
@@ -67,15 +67,30 @@ lint-rtl: $(RTL_BUILD)/small/filelist.f ## verilator --lint-only -Wall on the em
 	@cd $(RTL_BUILD)/small && verilator --lint-only -Wall --top-module CxlTrackCore $(TOP)/sim/verilator.vlt $$(cat filelist.f)
 	@echo "lint-rtl: verilator -Wall clean"
 
-# Every bench (the core's and the blocks') runs on Verilator and on Icarus, at the same iteration
-# counts: Icarus is ~2-3x slower on these benches; its runs are ~2 of the ~4 min in pytest
-# (docs/rtl-results.md). The board wrapper's bench (through cocotbext-pcie) runs on Verilator.
-test-rtl: rtl-sim rtl-blocks rtl-board-sim rtl-deps ## RTL regression: every bench (core, blocks, board wrapper)
+# Every bench (the core's, sim/tb/test_*.py, and the blocks', sim/tb/blocks/test_*.py) runs on
+# Verilator and on Icarus, at the same iteration counts: Icarus is ~2-3x slower on these benches;
+# its runs are ~2 of the ~4 min in pytest (docs/rtl-results.md). The board wrapper's bench
+# (sim/tb/board/, through cocotbext-pcie) runs on Verilator. BENCH=test_x (several: space
+# separated) runs only those benches, plus the lint checks.
+test-rtl: rtl-sim rtl-blocks rtl-board-sim rtl-deps ## RTL regression: every bench (core, blocks, board wrapper); BENCH=name for one
 	@mkdir -p $(JUNIT_DIR)
 	@rm -rf $(TOP)/build/sim/coverage
 	@$(MILL) rtl.checkFormat >/dev/null 2>&1 || { echo "test-rtl: Scala sources not formatted (make fmt-rtl)"; exit 1; }
-	@$(call RTL_PYTEST,rtl) test_rtl.py --sim verilator --sim icarus
+	@$(call RTL_PYTEST,rtl) test_rtl.py --sim verilator --sim icarus $(foreach b,$(BENCH),--bench $(b))
 	@cd $(TOP)/sim && $(PY) coverage_report.py $(TOP)/build/sim/coverage
+
+# A refactoring check: the core of git revision EQUIV_REF (default main), emitted for the simulation
+# configuration, against the working tree's, cycle by cycle under random stimulus (sim/equiv/).
+EQUIV_REF ?= main
+EQUIV_CYCLES ?= 300000
+rtl-equiv: rtl-sim rtl-deps ## cycle equivalence of the core with the core at EQUIV_REF (default main), random stimulus
+	@rm -rf $(RTL_BUILD)/equiv-ref && mkdir -p $(RTL_BUILD)/equiv-ref/src
+	@git -C $(TOP) archive $(EQUIV_REF) rtl build.sc .mill-version config | tar -x -C $(RTL_BUILD)/equiv-ref/src
+	@cd $(RTL_BUILD)/equiv-ref/src && $(MILL) rtl.run --config config/$(RTL_SIM_CONFIG).toml \
+		--target-dir $(RTL_BUILD)/equiv-ref/rtl --tick-cycles $(RTL_TICK_CYCLES_SIM) >$(RTL_BUILD)-equiv-ref.log 2>&1 \
+		|| { tail -40 $(RTL_BUILD)-equiv-ref.log; exit 1; }
+	@$(PY) $(TOP)/sim/equiv/lockstep.py --ref $(RTL_BUILD)/equiv-ref/rtl --dut $(RTL_BUILD)/$(RTL_SIM_CONFIG)-sim \
+		--build $(TOP)/build/equiv --cycles $(EQUIV_CYCLES)
 
 bench-rtl: rtl-sim rtl-deps ## benchmark: throughput with tracking on/off, added latency, sim speed
 	@cd $(TOP)/sim && $(PY) bench_rtl.py

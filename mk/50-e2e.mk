@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # Full-stack harness: pinned guest kernel, initramfs guest image, QEMU CXL
-# topology, e2e tests (issue 5).
+# topology, e2e tests.
 #
 #   make guest          build the guest image (cached by a hash of its inputs)
 #   make guest-kernel   fetch + extract the pinned kernel; GUEST_KDIR = its headers

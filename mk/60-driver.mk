@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Linux driver and host stack (issue: driver): cxltrack.ko for the pinned
+# Linux driver and host stack: cxltrack.ko for the pinned
 # guest kernel, libcxltrack + the cxltrack CLI + guest test programs (static),
 # checkpatch, and the full-stack driver tests.
 #

@@ -41,6 +41,22 @@ UDPS = [
     "bar_size",
     "harvest_align_pages",
     "msix_vectors",
+    "harvest_max_bitmap_pages",
+    "harvest_max_hotness_pages",
+    "max_owner",
+    "max_chunks",
+]
+# Configuration fields (docs/spec.md 1.1), in the order of a configuration file; each has a cfg_<field> range.
+CONFIG_FIELDS = [
+    "capacity_bytes",
+    "page_shift",
+    "slots",
+    "hot_bits",
+    "evq_depth_log2",
+    "chunk_shift",
+    "bat_disk_bits",
+    "bat_block_bits",
+    "tick_ns",
 ]
 
 
@@ -54,10 +70,17 @@ class Field:
     reset: int
     encode: str | None
     desc: str
+    singlepulse: bool = False  # a write of 1 is an action (EVQ_POP), nothing is stored
+    swmod: bool = False  # a write is an action of the hardware (CMD_OP launches)
 
     @property
     def mask(self) -> int:
         return ((1 << self.width) - 1) << self.lsb
+
+    @property
+    def plain(self) -> bool:
+        """Software-written storage: a write stores the value, nothing else happens."""
+        return "w" in self.sw and not (self.woclr or self.singlepulse or self.swmod)
 
 
 @dataclass(frozen=True)
@@ -72,6 +95,24 @@ class Register:
     @property
     def reset(self) -> int:
         return sum(f.reset << f.lsb for f in self.fields)
+
+    @property
+    def readable(self) -> bool:
+        return any("r" in f.sw for f in self.fields)
+
+    @property
+    def write_mask(self) -> int:
+        return sum(f.mask for f in self.fields if "w" in f.sw)
+
+    @property
+    def w1c_mask(self) -> int:
+        return sum(f.mask for f in self.fields if f.woclr)
+
+    @property
+    def storage(self) -> bool:
+        """Every writable field is plain storage: the register port keeps it (CTRL, CMD_ARG*, ...)."""
+        writable = [f for f in self.fields if "w" in f.sw]
+        return bool(writable) and all(f.plain for f in writable)
 
 
 @dataclass(frozen=True)
@@ -99,6 +140,60 @@ class Map:
     windows: tuple[Window, ...]
     layouts: tuple[Register, ...]
     enums: tuple[Enum, ...]
+    config_ranges: tuple[tuple[str, int, int], ...]  # (field, min, max)
+
+    def constant(self, name: str) -> int:
+        return dict(self.constants)[name]
+
+    def enum(self, name: str) -> Enum:
+        return next(e for e in self.enums if e.name == name)
+
+    def window(self, name: str) -> Window:
+        return next(w for w in self.windows if w.name == name)
+
+    def register(self, name: str) -> Register:
+        return next(r for r in self.registers + self.layouts if r.name == name)
+
+
+class MapError(ValueError):
+    """The RDL compiles but its limits contradict each other."""
+
+
+def _check(m: Map) -> None:
+    """Limits that other parts of the map bound: a limit that does not fit its register field or window is an
+    error here, not a surprise in one implementation."""
+
+    def field_max(reg: str, field: str) -> int:
+        f = next(f for f in m.register(reg).fields if f.name == field)
+        return (1 << f.width) - 1
+
+    ranges = {n: (lo, hi) for n, lo, hi in m.config_ranges}
+    result = m.window("RESULT").size
+    rules = [
+        ("HARVEST_MAX_BITMAP_PAGES", m.constant("HARVEST_MAX_BITMAP_PAGES"), 8 * result, "bits in RESULT"),
+        ("HARVEST_MAX_HOTNESS_PAGES", m.constant("HARVEST_MAX_HOTNESS_PAGES"), result, "bytes in RESULT"),
+        ("MAX_CHUNKS", m.constant("MAX_CHUNKS"), min(8 * result, field_max("CAP_CHUNK", "NUM_CHUNKS")),
+         "bits in RESULT (CHUNK_LIST) and CAP_CHUNK.NUM_CHUNKS"),
+        ("cfg_slots.max", ranges["slots"][1], min(m.window("SLOT").count, field_max("CAP_GEOM", "NUM_SLOTS")),
+         "SLOT windows and CAP_GEOM.NUM_SLOTS"),
+        ("cfg_hot_bits.max", ranges["hot_bits"][1], min(8, field_max("CAP_GEOM", "HOT_BITS")),
+         "a hotness byte in RESULT and CAP_GEOM.HOT_BITS"),
+        ("cfg_page_shift.max", ranges["page_shift"][1], field_max("CAP_GEOM", "PAGE_SHIFT"), "CAP_GEOM.PAGE_SHIFT"),
+        ("cfg_evq_depth_log2.max", ranges["evq_depth_log2"][1], field_max("CAP_GEOM", "EVQ_DEPTH_LOG2"),
+         "CAP_GEOM.EVQ_DEPTH_LOG2"),
+        ("cfg_chunk_shift.max", ranges["chunk_shift"][1], field_max("CAP_CHUNK", "CHUNK_SHIFT"),
+         "CAP_CHUNK.CHUNK_SHIFT"),
+        ("cfg_bat_disk_bits.max", ranges["bat_disk_bits"][1], m.register("BAT_RESULT1").fields[0].width,
+         "LAYOUT_BAT_RESULT1.DISK"),
+        ("cfg_bat_block_bits.max", ranges["bat_block_bits"][1], 64, "CMD_RESULT0"),
+        ("cfg_tick_ns.max", ranges["tick_ns"][1], field_max("CAP_TICK", "TICK_NS"), "CAP_TICK.TICK_NS"),
+    ]  # fmt: skip
+    for name, value, bound, what in rules:
+        if value > bound:
+            raise MapError(f"{name} = {value} exceeds {bound} ({what})")
+    for name, lo, hi in m.config_ranges:
+        if lo > hi:
+            raise MapError(f"cfg_{name}: min {lo} > max {hi}")
 
 
 def _access(node: FieldNode) -> str:
@@ -137,6 +232,8 @@ def _register(node: RegNode, enums: dict[str, Enum]) -> Register:
                 reset=int(f.get_property("reset") or 0),  # type: ignore[arg-type]
                 encode=enc_name,
                 desc=f.get_property("desc") or "",
+                singlepulse=bool(f.get_property("singlepulse")),
+                swmod=bool(f.get_property("swmod")),
             )
         )
     return Register(
@@ -179,7 +276,20 @@ def load(path: Path = RDL) -> Map:
             )
     layouts = [_register(c, enums) for c in lay.children() if isinstance(c, RegNode)]
     consts = tuple((u.upper(), int(top.get_property(u))) for u in UDPS)
-    return Map(consts, tuple(regs), tuple(wins), tuple(layouts), tuple(sorted(enums.values(), key=lambda e: e.name)))
+    ranges = []
+    for name in CONFIG_FIELDS:
+        r = top.get_property(f"cfg_{name}")
+        ranges.append((name, int(r.min), int(r.max)))
+    m = Map(
+        consts,
+        tuple(regs),
+        tuple(wins),
+        tuple(layouts),
+        tuple(sorted(enums.values(), key=lambda e: e.name)),
+        tuple(ranges),
+    )
+    _check(m)
+    return m
 
 
 def _hex(v: int, width: int) -> str:
@@ -202,6 +312,11 @@ def emit_c(m: Map) -> str:
     for name, value in m.constants:
         out.append(f"#define CXLT_{name} 0x{value:x}")
     out.append("")
+    out.append("/* Legal range of each configuration field (docs/spec.md section 1.1) */")
+    for name, lo, hi in m.config_ranges:
+        out.append(f"#define CXLT_CFG_{name.upper()}_MIN 0x{lo:x}ULL")
+        out.append(f"#define CXLT_CFG_{name.upper()}_MAX 0x{hi:x}ULL")
+    out.append("")
 
     def fields(prefix: str, reg: Register, suffix: str) -> None:
         for f in reg.fields:
@@ -212,8 +327,34 @@ def emit_c(m: Map) -> str:
         out.append(f"/* {r.title} */")
         out.append(f"#define CXLT_{r.name} 0x{r.offset:03x}")
         out.append(f"#define CXLT_{r.name}_RESET {_hex(r.reset, 32)}U")
+        if r.write_mask:
+            out.append(f"#define CXLT_{r.name}_WRITE_MASK {_hex(r.write_mask, 32)}U")
+        if r.w1c_mask:
+            out.append(f"#define CXLT_{r.name}_W1C_MASK {_hex(r.w1c_mask, 32)}U")
         fields(f"CXLT_{r.name}", r, "U")
         out.append("")
+
+    def predicate(name: str, arg: str, values: list[str], comment: str) -> None:
+        out.append(f"/* {comment} */")
+        out.append(f"#define {name}({arg}) \\")
+        for i, v in enumerate(values):
+            head = "\t(" if i == 0 else "\t "
+            tail = ")" if i == len(values) - 1 else " || \\"
+            out.append(f"{head}({arg}) == {v}{tail}")
+        out.append("")
+
+    predicate(
+        "CXLT_REG_READABLE",
+        "off",
+        [f"CXLT_{r.name}" for r in m.registers if r.readable],
+        "A register software may read (some field is sw = r or rw)",
+    )
+    predicate(
+        "CXLT_REG_WRITABLE",
+        "off",
+        [f"CXLT_{r.name}" for r in m.registers if r.write_mask],
+        "A register software may write (some field is sw = w or rw)",
+    )
     for w in m.windows:
         out.append(f"/* {w.title} */")
         out.append(f"#define CXLT_{w.name} 0x{w.offset:05x}")
@@ -231,6 +372,14 @@ def emit_c(m: Map) -> str:
         for name, value, _ in e.values:
             out.append(f"#define CXLT_{e.name}_{name} 0x{value:02x}")
         out.append("")
+    predicate("CXLT_OP_KNOWN", "op", [f"CXLT_OP_{n}" for n, _, _ in m.enum("OP").values], "A defined opcode")
+    ev = m.enum("EVENT")
+    out.append("/* Names of the event types, indexed by type */")
+    out.append("#define CXLT_EVENT_NAMES { \\")
+    for name, _, _ in ev.values:
+        out.append(f'\t[CXLT_EVENT_{name}] = "{name}", \\')
+    out.append("}")
+    out.append("")
     out.append("#endif /* CXLTRACK_REGS_H */")
     return "\n".join(out) + "\n"
 
@@ -294,6 +443,11 @@ def emit_py(m: Map) -> str:
     ]
     for name, value in m.constants:
         out.append(f"{name}: Final = 0x{value:x}")
+    out.append("# Legal range (min, max) of each configuration field (docs/spec.md section 1.1)")
+    out.append("CONFIG_RANGES: Final[dict[str, tuple[int, int]]] = {")
+    for name, lo, hi in m.config_ranges:
+        out.append(f"    {name!r}: (0x{lo:x}, 0x{hi:x}),")
+    out.append("}")
     out.append("")
     for e in m.enums:
         out.append("")
@@ -339,6 +493,13 @@ def emit_scala(m: Map) -> str:
     for name, value in m.constants:
         out.append(f'  val {name}: BigInt = BigInt("{value:x}", 16)')
     out.append("")
+    out.append("  /** Legal range (field, min, max) of each configuration field (docs/spec.md section 1.1). */")
+    out.append("  val ConfigRanges: Seq[(String, BigInt, BigInt)] = Seq(")
+    for name, lo, hi in m.config_ranges:
+        out.append(f'    ("{name}", BigInt("{lo:x}", 16), BigInt("{hi:x}", 16)),')
+    out[-1] = out[-1].rstrip(",")
+    out.append("  )")
+    out.append("")
 
     def reg_obj(prefix: str, r: Register) -> None:
         out.append(f"  object {prefix}{r.name} {{")
@@ -352,6 +513,29 @@ def emit_scala(m: Map) -> str:
 
     for r in m.registers:
         reg_obj("", r)
+    out.append("")
+    out.append("  /**")
+    out.append(
+        "   * How software may access a register (from the RDL's sw, onwrite, singlepulse and swmod): `readable`;"
+    )
+    out.append("   * `writeMask`, the bits a write may change; `w1cMask`, the write-1-to-clear bits; `storage`, every")
+    out.append("   * writable field is plain storage (a write stores it, nothing else happens).")
+    out.append("   */")
+    out.append(
+        "  case class Reg(name: String, offset: Int, reset: BigInt, readable: Boolean, writeMask: BigInt, "
+        "w1cMask: BigInt, storage: Boolean) {"
+    )
+    out.append("    def writable: Boolean = writeMask != 0")
+    out.append("  }")
+    out.append("  val Registers: Seq[Reg] = Seq(")
+    for r in m.registers:
+        out.append(
+            f'    Reg("{r.name}", 0x{r.offset:x}, BigInt("{r.reset:x}", 16), {str(r.readable).lower()}, '
+            f'BigInt("{r.write_mask:x}", 16), BigInt("{r.w1c_mask:x}", 16), {str(r.storage).lower()}),'
+        )
+    out[-1] = out[-1].rstrip(",")
+    out.append("  )")
+    out.append("")
     for r in m.layouts:
         reg_obj("LAYOUT_", r)
     for w in m.windows:
@@ -365,6 +549,7 @@ def emit_scala(m: Map) -> str:
         out.append(f"  object {_py_enum_class(e.name)} {{")
         for name, value, _ in e.values:
             out.append(f"    val {name}: Int = 0x{value:02x}")
+        out.append(f"    val All: Seq[Int] = Seq({', '.join(name for name, _, _ in e.values)})")
         out.append("  }")
     out.append("}")
     return "\n".join(out) + "\n"
@@ -390,7 +575,19 @@ def emit_md(m: Map) -> str:
         "|---|---|",
     ]
     for name, value in m.constants:
-        out.append(f"| `{name}` | `0x{value:x}` |")
+        out.append(f"| `{name}` | `0x{value:x}` ({value}) |")
+    out += [
+        "",
+        "## Configuration ranges",
+        "",
+        "Legal values of each field of a device configuration (docs/spec.md section 1.1; the cross-field rules are",
+        "there). C: `CXLT_CFG_<FIELD>_MIN`/`_MAX`; Python: `regs.CONFIG_RANGES`; Scala: `Regs.ConfigRanges`.",
+        "",
+        "| field | min | max |",
+        "|---|---|---|",
+    ]
+    for name, lo, hi in m.config_ranges:
+        out.append(f"| `{name}` | {lo} | {hi} (`0x{hi:x}`) |")
     out += ["", "## Registers", "", "| offset | register | reset | description |", "|---|---|---|---|"]
     for r in m.registers:
         out.append(f"| `0x{r.offset:03x}` | `{r.name}` | `0x{r.reset:08x}` | {_md(r.title)}. {_md(r.desc)} |")
@@ -440,7 +637,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         regmap = load(args.rdl)
-    except RDLCompileError as exc:
+    except (RDLCompileError, MapError) as exc:
         print(f"regmap_gen: {args.rdl}: {exc}", file=sys.stderr)
         return 2
     stale = 0

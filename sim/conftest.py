@@ -16,6 +16,7 @@ from rtlsim import Design, build_dir, build_sim, core
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--sim", action="append", default=None, help="verilator and/or icarus")
+    parser.addoption("--bench", action="append", default=None, help="run only this bench (e.g. test_slot_buffer)")
 
 
 def sims(config: pytest.Config) -> list[str]:

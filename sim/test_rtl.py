@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The RTL regression: every cocotb bench on the small configuration: the benches of the whole
-core (sim/tb/test_*.py, listed in BENCHES) and the block benches (sim/tb/blocks/test_*.py, found
-by their `BLOCK = "<Name>"` line), each on every simulator given with `--sim` (`make test-rtl`:
-Verilator and Icarus, at the same iteration counts; Icarus is ~2-3x slower on these benches)."""
+"""The RTL regression: every cocotb bench on the small configuration, found by one rule: the
+benches of the whole core are sim/tb/test_*.py, the block benches sim/tb/blocks/test_*.py (each
+names its block in a `BLOCK = "<Name>"` line), the board wrapper's sim/tb/board/test_*.py (Verilator
+only). Each runs on every simulator given with `--sim`
+(`make test-rtl`: Verilator and Icarus, at the same iteration counts; Icarus is ~2-3x slower on
+these benches); `--bench NAME` (`make test-rtl BENCH=NAME`) runs one bench, core, block or board."""
 
 from __future__ import annotations
 
@@ -17,25 +19,23 @@ import pytest
 from conftest import design, sims
 from rtlsim import BLOCKS_DIR, SIM_DIR, block, board, rtl_dir, run_checked
 
-BENCHES = [
-    "test_vectors",
-    "test_regs",
-    "test_tracking",
-    "test_harvest",
-    "test_bat",
-    "test_slots",
-    "test_chunks",
-    "test_events",
-    "test_errors",
-    "test_random",
-    "test_races",
-]
-BLOCK_BENCH_DIR = SIM_DIR / "tb" / "blocks"
+CORE_BENCH_DIR = SIM_DIR / "tb"
+BLOCK_BENCH_DIR = CORE_BENCH_DIR / "blocks"
 BLOCK_CONFIG = "small"
 BOARD_BENCH_DIR = SIM_DIR / "tb" / "board"
 # The board wrapper's benches run on Verilator only: cocotbext-pcie's Python model dominates their
 # time, and the core inside is the one the core benches run on both simulators.
 BOARD_SIMS = ("verilator",)
+
+
+def core_benches() -> list[str]:
+    """The benches of the whole core: every sim/tb/test_*.py."""
+    return [p.stem for p in sorted(CORE_BENCH_DIR.glob("test_*.py"))]
+
+
+def board_benches() -> list[str]:
+    """The benches of the board wrapper: every sim/tb/board/test_*.py."""
+    return [p.stem for p in sorted(BOARD_BENCH_DIR.glob("test_*.py"))]
 
 
 def block_benches() -> dict[str, str]:
@@ -56,16 +56,29 @@ def block_benches() -> dict[str, str]:
     return found
 
 
+def chosen(config: pytest.Config, benches: list[str]) -> list[str]:
+    """The benches `--bench` names (all when it is not given); an unknown name is an error."""
+    names: list[str] | None = config.getoption("bench")
+    if not names:
+        return benches
+    known = set(core_benches()) | set(block_benches()) | set(board_benches())
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise pytest.UsageError(f"--bench {', '.join(unknown)}: no such bench (known: {', '.join(sorted(known))})")
+    return [b for b in benches if b in names]
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "sim_bench" in metafunc.fixturenames:
-        pairs = [(sim, b) for sim in sims(metafunc.config) for b in BENCHES]
+        pairs = [(sim, b) for sim in sims(metafunc.config) for b in chosen(metafunc.config, core_benches())]
         metafunc.parametrize("sim_bench", pairs, ids=[f"{s}-{b}" for s, b in pairs])
     if "sim_block_bench" in metafunc.fixturenames:
         blocks = block_benches()
-        triples = [(sim, b, blocks[b]) for sim in sims(metafunc.config) for b in blocks]
+        names = chosen(metafunc.config, list(blocks))
+        triples = [(sim, b, blocks[b]) for sim in sims(metafunc.config) for b in names]
         metafunc.parametrize("sim_block_bench", triples, ids=[f"{s}-{blk}-{b}" for s, b, blk in triples])
     if "sim_board_bench" in metafunc.fixturenames:
-        benches = sorted(p.stem for p in BOARD_BENCH_DIR.glob("test_*.py"))
+        benches = chosen(metafunc.config, board_benches())
         pairs = [(sim, b) for sim in sims(metafunc.config) if sim in BOARD_SIMS for b in benches]
         metafunc.parametrize("sim_board_bench", pairs, ids=[f"{s}-board-{b}" for s, b in pairs])
 

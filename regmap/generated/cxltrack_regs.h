@@ -15,6 +15,30 @@
 #define CXLT_BAR_SIZE 0x20000
 #define CXLT_HARVEST_ALIGN_PAGES 0x40
 #define CXLT_MSIX_VECTORS 0x1
+#define CXLT_HARVEST_MAX_BITMAP_PAGES 0x8000
+#define CXLT_HARVEST_MAX_HOTNESS_PAGES 0x1000
+#define CXLT_MAX_OWNER 0xffff
+#define CXLT_MAX_CHUNKS 0x8000
+
+/* Legal range of each configuration field (docs/spec.md section 1.1) */
+#define CXLT_CFG_CAPACITY_BYTES_MIN 0x1ULL
+#define CXLT_CFG_CAPACITY_BYTES_MAX 0x400000000000ULL
+#define CXLT_CFG_PAGE_SHIFT_MIN 0xcULL
+#define CXLT_CFG_PAGE_SHIFT_MAX 0x15ULL
+#define CXLT_CFG_SLOTS_MIN 0x1ULL
+#define CXLT_CFG_SLOTS_MAX 0x10ULL
+#define CXLT_CFG_HOT_BITS_MIN 0x1ULL
+#define CXLT_CFG_HOT_BITS_MAX 0x8ULL
+#define CXLT_CFG_EVQ_DEPTH_LOG2_MIN 0x2ULL
+#define CXLT_CFG_EVQ_DEPTH_LOG2_MAX 0xcULL
+#define CXLT_CFG_CHUNK_SHIFT_MIN 0xcULL
+#define CXLT_CFG_CHUNK_SHIFT_MAX 0x1eULL
+#define CXLT_CFG_BAT_DISK_BITS_MIN 0x1ULL
+#define CXLT_CFG_BAT_DISK_BITS_MAX 0x10ULL
+#define CXLT_CFG_BAT_BLOCK_BITS_MIN 0x1ULL
+#define CXLT_CFG_BAT_BLOCK_BITS_MAX 0x30ULL
+#define CXLT_CFG_TICK_NS_MIN 0x1ULL
+#define CXLT_CFG_TICK_NS_MAX 0xffffffffULL
 
 /* Identification */
 #define CXLT_ID 0x000
@@ -79,6 +103,7 @@
 /* Control */
 #define CXLT_CTRL 0x020
 #define CXLT_CTRL_RESET 0x00000001U
+#define CXLT_CTRL_WRITE_MASK 0x00000003U
 #define CXLT_CTRL_TRACK_EN_SHIFT 0
 #define CXLT_CTRL_TRACK_EN_MASK 0x00000001U
 #define CXLT_CTRL_BAT_INV_EVT_EN_SHIFT 1
@@ -87,12 +112,15 @@
 /* Slot timeout */
 #define CXLT_SLOT_TIMEOUT 0x024
 #define CXLT_SLOT_TIMEOUT_RESET 0x00000000U
+#define CXLT_SLOT_TIMEOUT_WRITE_MASK 0xffffffffU
 #define CXLT_SLOT_TIMEOUT_TICKS_SHIFT 0
 #define CXLT_SLOT_TIMEOUT_TICKS_MASK 0xffffffffU
 
 /* Interrupt status */
 #define CXLT_INT_STATUS 0x030
 #define CXLT_INT_STATUS_RESET 0x00000000U
+#define CXLT_INT_STATUS_WRITE_MASK 0x00000006U
+#define CXLT_INT_STATUS_W1C_MASK 0x00000006U
 #define CXLT_INT_STATUS_EVQ_SHIFT 0
 #define CXLT_INT_STATUS_EVQ_MASK 0x00000001U
 #define CXLT_INT_STATUS_CMD_DONE_SHIFT 1
@@ -103,6 +131,7 @@
 /* Interrupt enable */
 #define CXLT_INT_ENABLE 0x034
 #define CXLT_INT_ENABLE_RESET 0x00000000U
+#define CXLT_INT_ENABLE_WRITE_MASK 0x00000007U
 #define CXLT_INT_ENABLE_EVQ_SHIFT 0
 #define CXLT_INT_ENABLE_EVQ_MASK 0x00000001U
 #define CXLT_INT_ENABLE_CMD_DONE_SHIFT 1
@@ -113,6 +142,8 @@
 /* Error status (sticky) */
 #define CXLT_ERR_STATUS 0x040
 #define CXLT_ERR_STATUS_RESET 0x00000000U
+#define CXLT_ERR_STATUS_WRITE_MASK 0x0000001fU
+#define CXLT_ERR_STATUS_W1C_MASK 0x0000001fU
 #define CXLT_ERR_STATUS_BAD_REG_SHIFT 0
 #define CXLT_ERR_STATUS_BAD_REG_MASK 0x00000001U
 #define CXLT_ERR_STATUS_BAD_WIDTH_SHIFT 1
@@ -139,42 +170,49 @@
 /* Argument 0, low */
 #define CXLT_CMD_ARG0_LO 0x080
 #define CXLT_CMD_ARG0_LO_RESET 0x00000000U
+#define CXLT_CMD_ARG0_LO_WRITE_MASK 0xffffffffU
 #define CXLT_CMD_ARG0_LO_VALUE_SHIFT 0
 #define CXLT_CMD_ARG0_LO_VALUE_MASK 0xffffffffU
 
 /* Argument 0, high */
 #define CXLT_CMD_ARG0_HI 0x084
 #define CXLT_CMD_ARG0_HI_RESET 0x00000000U
+#define CXLT_CMD_ARG0_HI_WRITE_MASK 0xffffffffU
 #define CXLT_CMD_ARG0_HI_VALUE_SHIFT 0
 #define CXLT_CMD_ARG0_HI_VALUE_MASK 0xffffffffU
 
 /* Argument 1, low */
 #define CXLT_CMD_ARG1_LO 0x088
 #define CXLT_CMD_ARG1_LO_RESET 0x00000000U
+#define CXLT_CMD_ARG1_LO_WRITE_MASK 0xffffffffU
 #define CXLT_CMD_ARG1_LO_VALUE_SHIFT 0
 #define CXLT_CMD_ARG1_LO_VALUE_MASK 0xffffffffU
 
 /* Argument 1, high */
 #define CXLT_CMD_ARG1_HI 0x08c
 #define CXLT_CMD_ARG1_HI_RESET 0x00000000U
+#define CXLT_CMD_ARG1_HI_WRITE_MASK 0xffffffffU
 #define CXLT_CMD_ARG1_HI_VALUE_SHIFT 0
 #define CXLT_CMD_ARG1_HI_VALUE_MASK 0xffffffffU
 
 /* Argument 2, low */
 #define CXLT_CMD_ARG2_LO 0x090
 #define CXLT_CMD_ARG2_LO_RESET 0x00000000U
+#define CXLT_CMD_ARG2_LO_WRITE_MASK 0xffffffffU
 #define CXLT_CMD_ARG2_LO_VALUE_SHIFT 0
 #define CXLT_CMD_ARG2_LO_VALUE_MASK 0xffffffffU
 
 /* Argument 2, high */
 #define CXLT_CMD_ARG2_HI 0x094
 #define CXLT_CMD_ARG2_HI_RESET 0x00000000U
+#define CXLT_CMD_ARG2_HI_WRITE_MASK 0xffffffffU
 #define CXLT_CMD_ARG2_HI_VALUE_SHIFT 0
 #define CXLT_CMD_ARG2_HI_VALUE_MASK 0xffffffffU
 
 /* Command launch */
 #define CXLT_CMD_OP 0x0a0
 #define CXLT_CMD_OP_RESET 0x00000000U
+#define CXLT_CMD_OP_WRITE_MASK 0xffffffffU
 #define CXLT_CMD_OP_OP_SHIFT 0
 #define CXLT_CMD_OP_OP_MASK 0x000000ffU
 #define CXLT_CMD_OP_CLEAR_SHIFT 8
@@ -233,6 +271,7 @@
 /* Event pop */
 #define CXLT_EVQ_POP 0x108
 #define CXLT_EVQ_POP_RESET 0x00000000U
+#define CXLT_EVQ_POP_WRITE_MASK 0x00000001U
 #define CXLT_EVQ_POP_POP_SHIFT 0
 #define CXLT_EVQ_POP_POP_MASK 0x00000001U
 
@@ -297,6 +336,64 @@
 #define CXLT_STAT_BAT_INV_RESET 0x00000000U
 #define CXLT_STAT_BAT_INV_COUNT_SHIFT 0
 #define CXLT_STAT_BAT_INV_COUNT_MASK 0xffffffffU
+
+/* A register software may read (some field is sw = r or rw) */
+#define CXLT_REG_READABLE(off) \
+	((off) == CXLT_ID || \
+	 (off) == CXLT_VERSION || \
+	 (off) == CXLT_CAP_PAGES_LO || \
+	 (off) == CXLT_CAP_PAGES_HI || \
+	 (off) == CXLT_CAP_GEOM || \
+	 (off) == CXLT_CAP_CHUNK || \
+	 (off) == CXLT_CAP_BAT || \
+	 (off) == CXLT_CAP_TICK || \
+	 (off) == CXLT_CTRL || \
+	 (off) == CXLT_SLOT_TIMEOUT || \
+	 (off) == CXLT_INT_STATUS || \
+	 (off) == CXLT_INT_ENABLE || \
+	 (off) == CXLT_ERR_STATUS || \
+	 (off) == CXLT_ERR_ADDR || \
+	 (off) == CXLT_ERR_COUNT || \
+	 (off) == CXLT_CMD_ARG0_LO || \
+	 (off) == CXLT_CMD_ARG0_HI || \
+	 (off) == CXLT_CMD_ARG1_LO || \
+	 (off) == CXLT_CMD_ARG1_HI || \
+	 (off) == CXLT_CMD_ARG2_LO || \
+	 (off) == CXLT_CMD_ARG2_HI || \
+	 (off) == CXLT_CMD_OP || \
+	 (off) == CXLT_CMD_STATUS || \
+	 (off) == CXLT_CMD_RESULT0_LO || \
+	 (off) == CXLT_CMD_RESULT0_HI || \
+	 (off) == CXLT_CMD_RESULT1_LO || \
+	 (off) == CXLT_CMD_RESULT1_HI || \
+	 (off) == CXLT_EVQ_COUNT || \
+	 (off) == CXLT_EVQ_DROPPED || \
+	 (off) == CXLT_EVT_HEAD0 || \
+	 (off) == CXLT_EVT_HEAD1 || \
+	 (off) == CXLT_EVT_ARG_LO || \
+	 (off) == CXLT_EVT_ARG_HI || \
+	 (off) == CXLT_STAT_READS_LO || \
+	 (off) == CXLT_STAT_READS_HI || \
+	 (off) == CXLT_STAT_WRITES_LO || \
+	 (off) == CXLT_STAT_WRITES_HI || \
+	 (off) == CXLT_STAT_DECERR || \
+	 (off) == CXLT_STAT_BAT_INV)
+
+/* A register software may write (some field is sw = w or rw) */
+#define CXLT_REG_WRITABLE(off) \
+	((off) == CXLT_CTRL || \
+	 (off) == CXLT_SLOT_TIMEOUT || \
+	 (off) == CXLT_INT_STATUS || \
+	 (off) == CXLT_INT_ENABLE || \
+	 (off) == CXLT_ERR_STATUS || \
+	 (off) == CXLT_CMD_ARG0_LO || \
+	 (off) == CXLT_CMD_ARG0_HI || \
+	 (off) == CXLT_CMD_ARG1_LO || \
+	 (off) == CXLT_CMD_ARG1_HI || \
+	 (off) == CXLT_CMD_ARG2_LO || \
+	 (off) == CXLT_CMD_ARG2_HI || \
+	 (off) == CXLT_CMD_OP || \
+	 (off) == CXLT_EVQ_POP)
 
 /* Result window */
 #define CXLT_RESULT 0x01000
@@ -369,5 +466,35 @@
 #define CXLT_STATUS_NO_RESOURCE 0x06
 #define CXLT_STATUS_PERM 0x07
 #define CXLT_STATUS_FLAGS 0x08
+
+/* A defined opcode */
+#define CXLT_OP_KNOWN(op) \
+	((op) == CXLT_OP_NOP || \
+	 (op) == CXLT_OP_HARVEST_DIRTY || \
+	 (op) == CXLT_OP_HARVEST_ACCESSED || \
+	 (op) == CXLT_OP_HARVEST_HOTNESS || \
+	 (op) == CXLT_OP_BAT_SET || \
+	 (op) == CXLT_OP_BAT_GET || \
+	 (op) == CXLT_OP_BAT_CLEAR || \
+	 (op) == CXLT_OP_BAT_DISCARD || \
+	 (op) == CXLT_OP_SLOT_ALLOC || \
+	 (op) == CXLT_OP_SLOT_MERGE || \
+	 (op) == CXLT_OP_SLOT_RELEASE || \
+	 (op) == CXLT_OP_SLOT_QUERY || \
+	 (op) == CXLT_OP_CHUNK_ASSIGN || \
+	 (op) == CXLT_OP_CHUNK_RELEASE || \
+	 (op) == CXLT_OP_CHUNK_QUERY || \
+	 (op) == CXLT_OP_CHUNK_LIST)
+
+/* Names of the event types, indexed by type */
+#define CXLT_EVENT_NAMES { \
+	[CXLT_EVENT_NONE] = "NONE", \
+	[CXLT_EVENT_SLOT_FULL] = "SLOT_FULL", \
+	[CXLT_EVENT_SLOT_TIMEOUT] = "SLOT_TIMEOUT", \
+	[CXLT_EVENT_MERGE_DONE] = "MERGE_DONE", \
+	[CXLT_EVENT_SCRUB_DONE] = "SCRUB_DONE", \
+	[CXLT_EVENT_BAT_INVALIDATED] = "BAT_INVALIDATED", \
+	[CXLT_EVENT_ERROR] = "ERROR", \
+}
 
 #endif /* CXLTRACK_REGS_H */

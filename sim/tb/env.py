@@ -17,8 +17,8 @@ from typing import Any
 import cocotb
 from cocotb.clock import Clock
 from cocotb.handle import Immediate
-from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge
-from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiMaster, AxiRam, AxiResp
+from cocotb.triggers import ClockCycles, FallingEdge, Lock, RisingEdge
+from cocotbext.axi import AxiBus, AxiMaster, AxiRam, AxiResp
 
 from cxltrack import config, regs
 from cxltrack.model import Device, MemResp
@@ -189,6 +189,74 @@ class ModelMirror:
             self.errors.append(f"read {addr:#x}: expected DECERR with zero data")
 
 
+class LiteMaster:
+    """AXI4-Lite master of the register port, one access at a time. A write is one transaction to
+    its aligned 32-bit word with the strobes given (as a PCIe-to-AXI4-Lite bridge delivers a
+    sub-word or strobed write: WSTRB, not a shorter access); a read is one transaction at the
+    address as issued (AXI4-Lite reads carry no size)."""
+
+    def __init__(self, dut: Any) -> None:
+        self.dut = dut
+        self.lock = Lock()
+        for name in ("awvalid", "wvalid", "bready", "arvalid", "rready", "awprot", "arprot"):
+            getattr(dut, f"s_axil_{name}").value = 0
+
+    def _set(self, name: str, value: int) -> None:
+        getattr(self.dut, f"s_axil_{name}").value = value
+
+    def _get(self, name: str) -> int:
+        return val(getattr(self.dut, f"s_axil_{name}"))
+
+    async def write(self, addr: int, data: int, strb: int) -> None:
+        clk = self.dut.clock
+        async with self.lock:
+            await FallingEdge(clk)
+            self._set("awaddr", addr)
+            self._set("wdata", data)
+            self._set("wstrb", strb)
+            self._set("awvalid", 1)
+            self._set("wvalid", 1)
+            self._set("bready", 1)
+            aw_done = w_done = False
+            while not (aw_done and w_done):
+                await RisingEdge(clk)
+                aw_done = aw_done or bool(self._get("awready"))
+                w_done = w_done or bool(self._get("wready"))
+                await FallingEdge(clk)
+                if aw_done:
+                    self._set("awvalid", 0)
+                if w_done:
+                    self._set("wvalid", 0)
+            while True:
+                await RisingEdge(clk)
+                if self._get("bvalid"):
+                    break
+            await FallingEdge(clk)
+            self._set("bready", 0)
+
+    async def read(self, addr: int) -> int:
+        clk = self.dut.clock
+        async with self.lock:
+            await FallingEdge(clk)
+            self._set("araddr", addr)
+            self._set("arvalid", 1)
+            self._set("rready", 1)
+            while True:
+                await RisingEdge(clk)
+                if self._get("arready"):
+                    break
+            await FallingEdge(clk)
+            self._set("arvalid", 0)
+            while True:
+                await RisingEdge(clk)
+                if self._get("rvalid"):
+                    data = self._get("rdata")
+                    break
+            await FallingEdge(clk)
+            self._set("rready", 0)
+            return data
+
+
 class Bench:
     """One DUT with its bus functional models. Implements the vector Target protocol."""
 
@@ -206,7 +274,7 @@ class Bench:
         if cxl_master:
             self.axi = AxiMaster(AxiBus.from_prefix(dut, "s_axi"), dut.clock, dut.reset)
         self.ram = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.clock, dut.reset, size=self.cfg.capacity_bytes)
-        self.lite = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clock, dut.reset)
+        self.lite = LiteMaster(dut)
         self.checkers = [
             ProtocolChecker(dut, "s_axi", AXI_CHANNELS),
             ProtocolChecker(dut, "m_axi", AXI_CHANNELS),
@@ -243,32 +311,34 @@ class Bench:
         await self.wait_idle()
 
     async def reg_read(self, offset: int, size: int = 4) -> int:
-        if size == 8:
-            lo = await self.reg_read(offset, 4)
-            hi = await self.reg_read(offset + 4, 4)
-            return lo | hi << 32
-        data = await self.lite.read(offset, size)
-        return int.from_bytes(data.data, "little")
+        """Reads of the words the access touches, the first at its address as issued (AXI4-Lite
+        carries no read size: a 64-bit read is two 32-bit reads, as a bridge would make them)."""
+        value, got = 0, 0
+        addr = offset
+        while got < size:
+            word = await self.lite.read(addr)
+            lane = addr & 3
+            n = min(4 - lane, size - got)
+            value |= (word >> 8 * lane & ((1 << 8 * n) - 1)) << 8 * got
+            got += n
+            addr = (addr & ~3) + 4
+        return value
 
     async def reg_write(self, offset: int, value: int, size: int = 4, strobe: int | None = None) -> None:
-        if size == 8 and strobe in (None, 0xFF):
-            await self.reg_write(offset, value & 0xFFFFFFFF, 4)
-            await self.reg_write(offset + 4, value >> 32, 4)
-            return
+        """One AXI4-Lite write per 32-bit word the access touches, to the aligned word, with WSTRB =
+        the access's bytes in it (and `strobe`, a byte mask within the access): as a PCIe-to-AXI4-Lite
+        bridge delivers it. An empty or non-contiguous strobe pattern is one write."""
         full = (1 << size) - 1
         strobe = full if strobe is None else strobe & full
-        raw = (value & ((1 << 8 * size) - 1)).to_bytes(size, "little")
-        # AXI4-Lite carries a contiguous run of strobes per cocotbext write
-        i = 0
-        while i < size:
-            if not strobe >> i & 1:
-                i += 1
-                continue
-            j = i
-            while j < size and strobe >> j & 1:
-                j += 1
-            await self.lite.write(offset + i, raw[i:j])
-            i = j
+        first, last = offset & ~3, (offset + size - 1) & ~3
+        for word in range(first, last + 4, 4):
+            data = lanes = 0
+            for i in range(size):
+                if (offset + i) & ~3 == word:
+                    lane = (offset + i) & 3
+                    data |= (value >> 8 * i & 0xFF) << 8 * lane
+                    lanes |= (strobe >> i & 1) << lane
+            await self.lite.write(word, data, lanes)
 
     async def mem_read(self, addr: int, size: int) -> tuple[str, int]:
         r = await self.axi.read(addr, size)
@@ -466,3 +536,13 @@ def finish(bench: Bench, name: str) -> None:
 
 
 Hook = Callable[[], Any]
+
+
+async def open_bench(dut: Any, seed_name: str | None = None) -> tuple[Bench, Scoreboard, random.Random]:
+    """The opening of a core bench: the bench on the DUT with the model mirror, reset, a scoreboard,
+    and a random generator seeded from CXLTRACK_SEED (else a fresh seed, printed under `seed_name`;
+    a bench without randomness passes no name and gets a fixed generator)."""
+    rng = random.Random(seed_from_env(seed_name)) if seed_name else random.Random(0)
+    bench = Bench(dut)
+    await bench.reset()
+    return bench, Scoreboard(bench), rng

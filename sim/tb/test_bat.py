@@ -3,20 +3,16 @@
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import cocotb
 
-from .env import OFF, OP, Bench, Scoreboard, finish, seed_from_env
+from .env import OFF, OP, finish, open_bench
 
 
 @cocotb.test()
 async def bat_ops(dut: Any) -> None:
-    rng = random.Random(seed_from_env("bat"))
-    b = Bench(dut)
-    await b.reset()
-    sb = Scoreboard(b)
+    b, sb, rng = await open_bench(dut, "bat")
     cfg = b.cfg
     pages = cfg.pages
     await sb.reg_write(OFF["CTRL"], 3)

@@ -3,20 +3,16 @@
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import cocotb
 
-from .env import OP, Bench, Scoreboard, cover, finish, seed_from_env
+from .env import OP, cover, finish, open_bench
 
 
 @cocotb.test()
 async def chunk_ops(dut: Any) -> None:
-    rng = random.Random(seed_from_env("chunks"))
-    b = Bench(dut)
-    await b.reset()
-    sb = Scoreboard(b)
+    b, sb, rng = await open_bench(dut, "chunks")
     cfg = b.cfg
     for c in range(cfg.chunks):  # fill device memory so the scrub has work
         await b.mem_write(c * cfg.chunk_size + 64 * rng.randrange(cfg.chunk_size // 64), b"\xff" * 64)
@@ -48,9 +44,7 @@ async def chunk_ops(dut: Any) -> None:
 
 @cocotb.test()
 async def scrub_fifo_order(dut: Any) -> None:
-    b = Bench(dut)
-    await b.reset()
-    sb = Scoreboard(b)
+    b, sb, _ = await open_bench(dut)
     order = [7, 2, 11, 0]
     for c in order:
         await sb.command(OP.CHUNK_ASSIGN, c, 40 + c)

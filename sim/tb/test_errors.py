@@ -4,22 +4,18 @@ writes, EVQ_POP reads, CMD_OP overrun, slot writes; ERR_ADDR latching, ERR_COUNT
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import cocotb
 
 from cxltrack import regs
 
-from .env import OFF, OP, Bench, Scoreboard, cover, finish, seed_from_env
+from .env import OFF, OP, cover, finish, open_bench
 
 
 @cocotb.test()
 async def illegal_accesses(dut: Any) -> None:
-    rng = random.Random(seed_from_env("errors"))
-    b = Bench(dut)
-    await b.reset()
-    sb = Scoreboard(b)
+    b, sb, rng = await open_bench(dut, "errors")
     await sb.reg_write(OFF["INT_ENABLE"], 4)
     ro = [
         "ID",

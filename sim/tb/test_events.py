@@ -7,14 +7,12 @@ from typing import Any
 
 import cocotb
 
-from .env import OFF, OP, Bench, Scoreboard, cover, finish
+from .env import OFF, OP, cover, finish, open_bench
 
 
 @cocotb.test()
 async def overflow_and_irq(dut: Any) -> None:
-    b = Bench(dut)
-    await b.reset()
-    sb = Scoreboard(b)
+    b, sb, _ = await open_bench(dut)
     await sb.reg_write(OFF["INT_ENABLE"], 7)
     await sb.reg_write(OFF["CTRL"], 3)
     depth = b.cfg.evq_depth

@@ -3,20 +3,16 @@
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import cocotb
 
-from .env import OP, Bench, Scoreboard, finish, seed_from_env
+from .env import OP, finish, open_bench
 
 
 @cocotb.test()
 async def harvest_ops(dut: Any) -> None:
-    rng = random.Random(seed_from_env("harvest"))
-    b = Bench(dut)
-    await b.reset()
-    sb = Scoreboard(b)
+    b, sb, rng = await open_bench(dut, "harvest")
     pages = b.cfg.pages
     for _ in range(6):
         for _ in range(40):

@@ -40,7 +40,7 @@ class Cycles:
             self.edge += 1
             if val(d.s_axi_awvalid) and val(d.s_axi_awready):
                 self.aw.append((self.edge, val(d.s_axi_awaddr)))
-            busy = val(d.busy)
+            busy = val(d.commands.busy)  # the command engine's BUSY register
             if busy and not prev:
                 self.busy_rise.append(self.edge)
             prev = busy

@@ -14,7 +14,7 @@ import cocotb
 
 from cxltrack import regs
 
-from .env import OFF, OP, Bench, Scoreboard, cover, finish, seed_from_env
+from .env import OFF, OP, Scoreboard, cover, finish, open_bench
 
 ROUNDS = int(os.environ.get("CXLTRACK_RANDOM_ROUNDS", "6"))
 
@@ -73,11 +73,7 @@ async def random_command(sb: Scoreboard, rng: random.Random) -> None:
 
 @cocotb.test()
 async def random_mix(dut: Any) -> None:
-    seed = seed_from_env("random")
-    rng = random.Random(seed)
-    b = Bench(dut)
-    await b.reset()
-    sb = Scoreboard(b)
+    b, sb, rng = await open_bench(dut, "random")
     cfg = b.cfg
     await sb.reg_write(OFF["INT_ENABLE"], 7)
     for _rnd in range(ROUNDS):

@@ -9,14 +9,12 @@ import cocotb
 
 from cxltrack import regs
 
-from .env import OFF, Bench, Scoreboard, finish
+from .env import OFF, finish, open_bench
 
 
 @cocotb.test()
 async def reset_values(dut: Any) -> None:
-    b = Bench(dut)
-    await b.reset()
-    sb = Scoreboard(b)
+    b, sb, _ = await open_bench(dut)
     await sb.compare_registers()  # includes ID, VERSION, CAP_* computed from config/small.toml
     cfg = b.cfg
     geom = await b.reg_read(OFF["CAP_GEOM"])
@@ -29,9 +27,7 @@ async def reset_values(dut: Any) -> None:
 
 @cocotb.test()
 async def read_write(dut: Any) -> None:
-    b = Bench(dut)
-    await b.reset()
-    sb = Scoreboard(b)
+    b, sb, _ = await open_bench(dut)
     for name, value in [
         ("CTRL", 0xFFFFFFFF),
         ("CTRL", 0x2),

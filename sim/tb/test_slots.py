@@ -4,24 +4,20 @@ timeouts, refused writes, merge with byte enables (property (c))."""
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import cocotb
 
 from cxltrack import regs
 
-from .env import OFF, OP, Bench, Scoreboard, cover, finish, seed_from_env
+from .env import OFF, OP, cover, finish, open_bench
 
 WIN = regs.SLOT
 
 
 @cocotb.test()
 async def slot_lifecycle(dut: Any) -> None:
-    rng = random.Random(seed_from_env("slots"))
-    b = Bench(dut)
-    await b.reset()
-    sb = Scoreboard(b)
+    b, sb, rng = await open_bench(dut, "slots")
     cfg = b.cfg
     await sb.reg_write(OFF["SLOT_TIMEOUT"], 3)
     for s in range(cfg.slots):
@@ -72,9 +68,7 @@ async def slot_lifecycle(dut: Any) -> None:
 
 @cocotb.test()
 async def merge_empty_and_reuse(dut: Any) -> None:
-    b = Bench(dut)
-    await b.reset()
-    sb = Scoreboard(b)
+    b, sb, _ = await open_bench(dut)
     await sb.command(OP.SLOT_ALLOC, 1)
     await sb.command(OP.SLOT_MERGE, 0, 3)  # nothing written: no memory write, page stays clean
     await sb.command(OP.SLOT_ALLOC, 2)

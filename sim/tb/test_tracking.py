@@ -8,7 +8,7 @@ from typing import Any
 
 import cocotb
 
-from .env import OFF, OP, Bench, Scoreboard, cover, finish, seed_from_env
+from .env import OFF, OP, Bench, Scoreboard, cover, finish, open_bench, seed_from_env
 
 
 async def traffic(b: Bench, rng: random.Random, n: int) -> None:
@@ -26,10 +26,7 @@ async def traffic(b: Bench, rng: random.Random, n: int) -> None:
 
 @cocotb.test()
 async def serial_traffic(dut: Any) -> None:
-    rng = random.Random(seed_from_env("tracking.serial"))
-    b = Bench(dut)
-    await b.reset()
-    sb = Scoreboard(b)
+    b, sb, rng = await open_bench(dut, "tracking.serial")
     await traffic(b, rng, 300)
     await sb.compare_registers()
     await sb.compare_tables()
@@ -38,10 +35,7 @@ async def serial_traffic(dut: Any) -> None:
 
 @cocotb.test()
 async def track_disabled(dut: Any) -> None:
-    rng = random.Random(seed_from_env("tracking.disabled"))
-    b = Bench(dut)
-    await b.reset()
-    sb = Scoreboard(b)
+    b, sb, rng = await open_bench(dut, "tracking.disabled")
     await sb.command(OP.BAT_SET, 3, 77, 1)
     await sb.reg_write(OFF["CTRL"], 0)
     cover("ctrl:track_disabled")

@@ -2,9 +2,12 @@
 """The shared vector corpus (vectors/*.jsonl) replayed on the RTL through cxltrack.vectors.replay.
 
 Race cases run with several schedules (random delays of the racing writes around the launch).
-A few vector steps cannot be expressed on a 32-bit AXI4-Lite port (64-bit or sub-word register
-*reads*, 64-bit register writes): the Target raises Inexpressible and the case is reported as
-skipped with the reason (docs/rtl-notes.md)."""
+A register write reaches the port as a bridge delivers it (one AXI4-Lite write per word with its
+byte strobes, sim/tb/env.py). A few vector steps cannot be expressed on a 32-bit AXI4-Lite port
+(64-bit or aligned sub-word register reads, 64-bit register writes): the cases that contain them
+declare the requirement the RTL lacks (`sized_reads`, `sized_writes`) and are reported as skipped
+with the reason; meeting such a step in any other case raises Inexpressible, a failure
+(docs/rtl-notes.md)."""
 
 from __future__ import annotations
 
@@ -30,7 +33,8 @@ class Inexpressible(Exception):
     meeting one anywhere else is a failure."""
 
 
-# A 32-bit AXI4-Lite port carries no read size: it lacks "sized_reads".
+# A 32-bit AXI4-Lite port carries no read size and splits a 64-bit write: it lacks "sized_reads"
+# and "sized_writes".
 CAPABILITIES: set[str] = set()
 
 

@@ -10,7 +10,6 @@ has no lockdep; the pattern is checked anyway so a debug kernel would be caught)
 
 from __future__ import annotations
 
-import re
 import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -20,18 +19,13 @@ import pytest
 from cxltrack import config as cxlconfig
 from cxltrack.config import DeviceConfig
 from cxltrack.harness import Device, Vm
+from cxltrack.harness.kernlog import dmesg_splats
 from cxltrack.harness.pytest_plugin import BootVm, qemu_binary
 from cxltrack.harness.tracker import tracker_topology
 
 pytest_plugins = ["cxltrack.harness.pytest_plugin"]
 
 DAX = "/dev/dax0.0"
-SPLAT = re.compile(
-    r"WARNING:|BUG:|Oops|general protection fault|kernel BUG|Call Trace:|lockdep|"
-    r"possible circular locking|possible recursive locking|KASAN|UBSAN|"
-    r"blocked for more than|RCU stall|list_(add|del) corruption|refcount_t:|"
-    r"use-after-free|double free"
-)
 
 _qemu_has_tracker: bool | None = None
 
@@ -47,11 +41,6 @@ def require_tracker_qemu() -> None:
             "needed: merge it, or point CXLTRACK_QEMU at a build that has it)",
             pytrace=False,
         )
-
-
-def dmesg_splats(vm: Vm) -> list[str]:
-    out = vm.run("dmesg", check=False).out
-    return [line for line in out.splitlines() if SPLAT.search(line)]
 
 
 @dataclass

@@ -220,4 +220,89 @@ int cxlt_register_notifier(struct cxlt_dev *cd, struct notifier_block *nb);
  */
 int cxlt_unregister_notifier(struct cxlt_dev *cd, struct notifier_block *nb);
 
+/**
+ * cxlt_get_by_pfn() - find the tracker of a host page frame
+ * @pfn: host page frame number
+ * @page: out: the tracking page (DPA page index) that holds the frame
+ *
+ * Uses the host-physical maps that user space registered in
+ * /sys/class/cxltrack/cxltrackN/dirty_log/hpa_map.
+ *
+ * Return: a referenced tracker (release it with cxlt_put()), or NULL.
+ */
+struct cxlt_dev *cxlt_get_by_pfn(unsigned long pfn, u64 *page);
+
+struct cxlt_dirty_log;
+
+/**
+ * cxlt_dirty_log_open() - start a kernel dirty log over the mapped trackers
+ *
+ * A log covers every tracker with a host-physical map (hpa_map), tracking
+ * enabled and PAGE_SIZE tracking pages. From the first open until the last
+ * close the tracker's harvested dirty bits are kept in a shadow bitmap that
+ * all logs share; user space cannot harvest dirty bits with CLEAR meanwhile
+ * (-EBUSY).
+ *
+ * Return: a log, NULL if no tracker qualifies, or ERR_PTR(-ENOMEM).
+ */
+struct cxlt_dirty_log *cxlt_dirty_log_open(void);
+
+/**
+ * cxlt_dirty_log_close() - end a kernel dirty log
+ * @log: log from cxlt_dirty_log_open(); NULL and error pointers are ignored
+ */
+void cxlt_dirty_log_close(struct cxlt_dirty_log *log);
+
+/**
+ * cxlt_dirty_log_pfn() - is a host page frame on a tracker of the log?
+ * @log: log
+ * @pfn: host page frame number
+ * @cookie: out: the page's handle for cxlt_dirty_log_test_and_clear(),
+ *          below BIT_ULL(63)
+ *
+ * May be called in any context (no locks, no sleeping). The page is added
+ * to the range that cxlt_dirty_log_sync() harvests.
+ *
+ * Return: true if the frame is tracked by the log.
+ */
+bool cxlt_dirty_log_pfn(struct cxlt_dirty_log *log, unsigned long pfn,
+			u64 *cookie);
+
+/**
+ * cxlt_dirty_log_sync() - harvest the device's dirty bits into the log
+ * @log: log
+ * @flags: 0, or CXLT_KHARVEST_WBINVD for a final round (every writer
+ *         stopped): write back all CPU caches first (spec section 9 rule 1)
+ *
+ * Harvests (and clears on the device) the dirty bits of every page looked up
+ * with cxlt_dirty_log_pfn() so far and adds them to the shadow bitmap.
+ * Process context.
+ *
+ * Return: 0, or a negative errno if dirty bits may have been lost since the
+ * previous sync (-ESTALE: PCI reset, tracking disabled or raw mode; -EIO,
+ * -ENODEV, -ENOMEM, -EINTR: a harvest failed). The caller must then treat
+ * every page of the log as dirty.
+ */
+int cxlt_dirty_log_sync(struct cxlt_dirty_log *log, u32 flags);
+
+/**
+ * cxlt_dirty_log_test_and_clear() - take one page's dirty bit
+ * @log: log
+ * @cookie: from cxlt_dirty_log_pfn()
+ *
+ * Any context.
+ *
+ * Return: true if the page was written (the bit is cleared).
+ */
+bool cxlt_dirty_log_test_and_clear(struct cxlt_dirty_log *log, u64 cookie);
+
+/**
+ * cxlt_dirty_log_set() - give a dirty bit back
+ * @log: log
+ * @cookie: from cxlt_dirty_log_pfn()
+ *
+ * For a caller that took a bit for a page it no longer maps. Any context.
+ */
+void cxlt_dirty_log_set(struct cxlt_dirty_log *log, u64 cookie);
+
 #endif /* _LINUX_CXLTRACK_H */

@@ -12,6 +12,8 @@ import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from cxltrack import regs
+
 CONFIG_DIR = Path(__file__).resolve().parents[3] / "config"
 
 
@@ -60,19 +62,8 @@ class DeviceConfig:
         return 1 << self.evq_depth_log2
 
 
-# Each rule: (field, check, message). Checks run in order, each may use fields
-# validated before it.
-_RANGES: dict[str, tuple[int, int]] = {
-    "page_shift": (12, 21),
-    "slots": (1, 16),
-    "hot_bits": (1, 8),
-    "evq_depth_log2": (2, 12),
-    "bat_disk_bits": (1, 16),
-    "bat_block_bits": (1, 48),
-    "tick_ns": (1, (1 << 32) - 1),
-    "chunk_shift": (12, 30),
-    "capacity_bytes": (1, 1 << 46),
-}
+# Legal range of each field, from the register map (regmap/cxltrack.rdl, docs/registers.md).
+_RANGES: dict[str, tuple[int, int]] = regs.CONFIG_RANGES
 
 
 def _line_of(text: str, key: str) -> int:
@@ -114,8 +105,8 @@ def parse(text: str, source: str = "<string>") -> DeviceConfig:
         raise fail("capacity_bytes", f"{cfg.capacity_bytes} is not a multiple of 64 pages ({cfg.page_size * 64} bytes)")
     if cfg.capacity_bytes % cfg.chunk_size:
         raise fail("capacity_bytes", f"{cfg.capacity_bytes} is not a multiple of the chunk size {cfg.chunk_size}")
-    if cfg.chunks > 32768:
-        raise fail("chunk_shift", f"{cfg.chunks} chunks; at most 32768 fit a CHUNK_LIST bitmap")
+    if cfg.chunks > regs.MAX_CHUNKS:
+        raise fail("chunk_shift", f"{cfg.chunks} chunks; at most {regs.MAX_CHUNKS} fit a CHUNK_LIST bitmap")
     return cfg
 
 

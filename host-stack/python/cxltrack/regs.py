@@ -55,6 +55,22 @@ BAR: Final = 0x0
 BAR_SIZE: Final = 0x20000
 HARVEST_ALIGN_PAGES: Final = 0x40
 MSIX_VECTORS: Final = 0x1
+HARVEST_MAX_BITMAP_PAGES: Final = 0x8000
+HARVEST_MAX_HOTNESS_PAGES: Final = 0x1000
+MAX_OWNER: Final = 0xffff
+MAX_CHUNKS: Final = 0x8000
+# Legal range (min, max) of each configuration field (docs/spec.md section 1.1)
+CONFIG_RANGES: Final[dict[str, tuple[int, int]]] = {
+    'capacity_bytes': (0x1, 0x400000000000),
+    'page_shift': (0xc, 0x15),
+    'slots': (0x1, 0x10),
+    'hot_bits': (0x1, 0x8),
+    'evq_depth_log2': (0x2, 0xc),
+    'chunk_shift': (0xc, 0x1e),
+    'bat_disk_bits': (0x1, 0x10),
+    'bat_block_bits': (0x1, 0x30),
+    'tick_ns': (0x1, 0xffffffff),
+}
 
 
 class ChunkState(IntEnum):

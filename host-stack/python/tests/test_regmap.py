@@ -47,3 +47,53 @@ def test_c_header_compiles_standalone_and_agrees(tmp_path: Path) -> None:
         ["gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-I", str(inc), "-o", str(tmp_path / "t"), str(src)],
         check=True,
     )
+
+
+def _gen_with(tmp_path: Path, old: str, new: str) -> subprocess.CompletedProcess[str]:
+    rdl = (TOP / "regmap" / "cxltrack.rdl").read_text()
+    assert old in rdl, old
+    path = tmp_path / "cxltrack.rdl"
+    path.write_text(rdl.replace(old, new))
+    gen = TOP / "regmap" / "regmap_gen.py"
+    return subprocess.run([sys.executable, str(gen), "--check", "--rdl", str(path)], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("harvest_max_bitmap_pages = 32768;", "harvest_max_bitmap_pages = 32769;", "HARVEST_MAX_BITMAP_PAGES"),
+        ("harvest_max_hotness_pages = 4096;", "harvest_max_hotness_pages = 4097;", "HARVEST_MAX_HOTNESS_PAGES"),
+        ("cfg_slots = cxlt_range_s'{min: 1, max: 16};", "cfg_slots = cxlt_range_s'{min: 1, max: 17};", "cfg_slots"),
+        ("cfg_hot_bits = cxlt_range_s'{min: 1, max: 8};", "cfg_hot_bits = cxlt_range_s'{min: 9, max: 8};", "min 9"),
+    ],
+)
+def test_a_limit_that_contradicts_the_map_is_refused(tmp_path: Path, old: str, new: str, message: str) -> None:
+    """A limit beyond its register field or window (or an empty range) stops the generator with a message."""
+    proc = _gen_with(tmp_path, old, new)
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr
+
+
+def test_a_changed_limit_makes_every_generated_form_stale(tmp_path: Path) -> None:
+    """`make check-generated` sees a limit changed in the RDL in every form (C, Python, Scala, Markdown)."""
+    proc = _gen_with(tmp_path, "max_owner = 0xFFFF;", "max_owner = 0x7FFF;")
+    assert proc.returncode == 1
+    for rel in ("cxltrack_regs.h", "regs.py", "Regs.scala", "registers.md"):
+        assert f"{rel} is stale" in proc.stderr, rel
+
+
+def test_limits_and_ranges_agree_across_forms() -> None:
+    """The Python form's limits are the ones the model and configuration loader use."""
+    from cxltrack import config
+    from cxltrack.model import commands, slots
+
+    assert commands.MAX_OWNER == regs.MAX_OWNER
+    assert commands.MAX_BITMAP == regs.HARVEST_MAX_BITMAP_PAGES == 8 * regs.RESULT_SIZE
+    assert commands.MAX_HOTNESS == regs.HARVEST_MAX_HOTNESS_PAGES == regs.RESULT_SIZE
+    assert slots.SLOT_BYTES == regs.SLOT_SIZE
+    assert config._RANGES is regs.CONFIG_RANGES
+    header = (TOP / "regmap" / "generated" / "cxltrack_regs.h").read_text()
+    for name, (lo, hi) in regs.CONFIG_RANGES.items():
+        assert f"#define CXLT_CFG_{name.upper()}_MIN {lo:#x}ULL" in header
+        assert f"#define CXLT_CFG_{name.upper()}_MAX {hi:#x}ULL" in header
+    assert f"#define CXLT_MAX_OWNER {regs.MAX_OWNER:#x}" in header

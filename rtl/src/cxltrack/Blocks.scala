@@ -21,6 +21,30 @@ case class BlockDef(gen: () => RawModule, params: Seq[(String, BigInt)])
  * `sim/tb/blocks/test_<name>.py` with `BLOCK = "<NAME>"` (docs/rtl-notes.md, "Block benches").
  */
 object Blocks extends App {
+
+  /** The parameters of the whole core, for the blocks built from all of them (the bench reads what it needs). */
+  def coreParams(p: CxlTrackParams): Seq[(String, BigInt)] = Seq(
+    "capacity_bytes" -> p.capacityBytes,
+    "pages"          -> p.pages,
+    "page_shift"     -> BigInt(p.pageShift),
+    "page_bits"      -> BigInt(p.pageBits),
+    "words"          -> BigInt(p.words),
+    "slots"          -> BigInt(p.slots),
+    "slot_bits"      -> BigInt(p.slotBits),
+    "hot_bits"       -> BigInt(p.hotBits),
+    "chunks"         -> BigInt(p.chunks),
+    "chunk_bits"     -> BigInt(p.chunkBits),
+    "chunk_shift"    -> BigInt(p.chunkShift),
+    "bat_disk_bits"  -> BigInt(p.batDiskBits),
+    "bat_block_bits" -> BigInt(p.batBlockBits),
+    "evq_depth_log2" -> BigInt(p.evqDepthLog2),
+    "id_bits"        -> BigInt(p.idBits),
+    "wr_per_id"      -> BigInt(p.wrPerId),
+    "mem_addr_bits"  -> BigInt(p.memAddrBits),
+    "lite_addr_bits" -> BigInt(p.liteAddrBits),
+    "tick_ns"        -> BigInt(p.tickNs)
+  )
+
   val registry: Seq[(String, CxlTrackParams => BlockDef)] = Seq(
     // as CxlTrackCore: new EventQueue(p.evqDepthLog2, p.eventPorts)
     "EventQueue" -> { p =>
@@ -34,9 +58,14 @@ object Blocks extends App {
       BlockDef(
         () => new TrackTable(p.words, p.hotBits, 3, "TrackTable"),
         Seq("words" -> BigInt(p.words), "lane_bits" -> BigInt(p.hotBits), "n_ports" -> BigInt(3)) ++
-          TableOp.Names.zipWithIndex.map { case (n, i) => s"op_$n" -> BigInt(i) } // the bench's op codes
+          opCodes // the bench's op codes
       )
     },
+    // the blocks CxlTrackCore instantiates with the whole parameter set
+    "DataPath"      -> { p => BlockDef(() => new DataPath(p), coreParams(p)) },
+    "SlotBuffer"    -> { p => BlockDef(() => new SlotBuffer(p), coreParams(p)) },
+    "CommandEngine" -> { p => BlockDef(() => new CommandEngine(p), coreParams(p) ++ opCodes) },
+    "RegisterPort"  -> { p => BlockDef(() => new RegisterPort(p), coreParams(p)) },
     // as CxlTrackCore: new ScrubEngine(C, p.chunkShift, p.pageShift, p.pageBits, p.memAddrBits)
     "ScrubEngine" -> { p =>
       BlockDef(
@@ -51,6 +80,9 @@ object Blocks extends App {
       )
     }
   )
+
+  /** The TrackTable operation codes (a position in [[TableOp.Names]]), for benches that answer table requests. */
+  def opCodes: Seq[(String, BigInt)] = TableOp.Names.zipWithIndex.map { case (n, i) => s"op_$n" -> BigInt(i) }
 
   private def rmTree(f: File): Unit = {
     Option(f.listFiles).foreach(_.foreach(rmTree))

@@ -48,18 +48,8 @@ case class CxlTrackParams(
 class ConfigError(msg: String) extends Exception(msg)
 
 object CxlTrackParams {
-  // field -> (lo, hi), as host-stack/python/cxltrack/config.py checks them
-  private val ranges: Seq[(String, BigInt, BigInt)] = Seq(
-    ("capacity_bytes", 1, BigInt(1) << 46),
-    ("page_shift", 12, 21),
-    ("slots", 1, 16),
-    ("hot_bits", 1, 8),
-    ("evq_depth_log2", 2, 12),
-    ("chunk_shift", 12, 30),
-    ("bat_disk_bits", 1, 16),
-    ("bat_block_bits", 1, 48),
-    ("tick_ns", 1, (BigInt(1) << 32) - 1)
-  )
+  // (field, lo, hi), generated from the register map (as host-stack/python/cxltrack/config.py checks them)
+  private val ranges: Seq[(String, BigInt, BigInt)] = Regs.ConfigRanges
 
   /** Read a flat `key = integer` TOML file; every error names file, line and field. */
   def fromToml(path: String, impl: CxlTrackParams => CxlTrackParams = identity): CxlTrackParams = {
@@ -88,7 +78,7 @@ object CxlTrackParams {
     if (i("chunk_shift") < i("page_shift")) fail("chunk_shift", "smaller than page_shift")
     if (cap % (BigInt(64) << i("page_shift")) != 0) fail("capacity_bytes", "not a multiple of 64 pages")
     if (cap % (BigInt(1) << i("chunk_shift")) != 0) fail("capacity_bytes", "not a multiple of the chunk size")
-    if ((cap >> i("chunk_shift")) > 32768) fail("chunk_shift", "more than 32768 chunks")
+    if ((cap >> i("chunk_shift")) > Regs.MAX_CHUNKS) fail("chunk_shift", s"more than ${Regs.MAX_CHUNKS} chunks")
     impl(
       CxlTrackParams(
         capacityBytes = cap,

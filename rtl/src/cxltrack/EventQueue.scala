@@ -17,7 +17,7 @@ class EventRec extends Bundle {
  *
  * Storage: the pushes accepted in one cycle occupy consecutive positions, so with at least as many banks as can be
  * accepted in a cycle (`min(depth, nSrc)`, rounded up to a power of two) each lands in a bank of its own. A bank is a
- * one-write-port memory with an asynchronous read (LUT RAM), fed by one `nSrc`:1 multiplexer; v1 had one such
+ * one-write-port memory with an asynchronous read (LUT RAM), fed by one `nSrc`:1 multiplexer, rather than one such
  * multiplexer per entry.
  */
 class EventQueue(depthLog2: Int, nSrc: Int) extends Module {

@@ -11,6 +11,23 @@ object Regs {
   val BAR_SIZE: BigInt = BigInt("20000", 16)
   val HARVEST_ALIGN_PAGES: BigInt = BigInt("40", 16)
   val MSIX_VECTORS: BigInt = BigInt("1", 16)
+  val HARVEST_MAX_BITMAP_PAGES: BigInt = BigInt("8000", 16)
+  val HARVEST_MAX_HOTNESS_PAGES: BigInt = BigInt("1000", 16)
+  val MAX_OWNER: BigInt = BigInt("ffff", 16)
+  val MAX_CHUNKS: BigInt = BigInt("8000", 16)
+
+  /** Legal range (field, min, max) of each configuration field (docs/spec.md section 1.1). */
+  val ConfigRanges: Seq[(String, BigInt, BigInt)] = Seq(
+    ("capacity_bytes", BigInt("1", 16), BigInt("400000000000", 16)),
+    ("page_shift", BigInt("c", 16), BigInt("15", 16)),
+    ("slots", BigInt("1", 16), BigInt("10", 16)),
+    ("hot_bits", BigInt("1", 16), BigInt("8", 16)),
+    ("evq_depth_log2", BigInt("2", 16), BigInt("c", 16)),
+    ("chunk_shift", BigInt("c", 16), BigInt("1e", 16)),
+    ("bat_disk_bits", BigInt("1", 16), BigInt("10", 16)),
+    ("bat_block_bits", BigInt("1", 16), BigInt("30", 16)),
+    ("tick_ns", BigInt("1", 16), BigInt("ffffffff", 16))
+  )
 
   object ID {
     val OFFSET: Int = 0x0
@@ -294,6 +311,58 @@ object Regs {
     val COUNT_LSB: Int = 0
     val COUNT_WIDTH: Int = 32
   }
+
+  /**
+   * How software may access a register (from the RDL's sw, onwrite, singlepulse and swmod): `readable`;
+   * `writeMask`, the bits a write may change; `w1cMask`, the write-1-to-clear bits; `storage`, every
+   * writable field is plain storage (a write stores it, nothing else happens).
+   */
+  case class Reg(name: String, offset: Int, reset: BigInt, readable: Boolean, writeMask: BigInt, w1cMask: BigInt, storage: Boolean) {
+    def writable: Boolean = writeMask != 0
+  }
+  val Registers: Seq[Reg] = Seq(
+    Reg("ID", 0x0, BigInt("43584c54", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("VERSION", 0x4, BigInt("10000", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("CAP_PAGES_LO", 0x8, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("CAP_PAGES_HI", 0xc, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("CAP_GEOM", 0x10, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("CAP_CHUNK", 0x14, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("CAP_BAT", 0x18, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("CAP_TICK", 0x1c, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("CTRL", 0x20, BigInt("1", 16), true, BigInt("3", 16), BigInt("0", 16), true),
+    Reg("SLOT_TIMEOUT", 0x24, BigInt("0", 16), true, BigInt("ffffffff", 16), BigInt("0", 16), true),
+    Reg("INT_STATUS", 0x30, BigInt("0", 16), true, BigInt("6", 16), BigInt("6", 16), false),
+    Reg("INT_ENABLE", 0x34, BigInt("0", 16), true, BigInt("7", 16), BigInt("0", 16), true),
+    Reg("ERR_STATUS", 0x40, BigInt("0", 16), true, BigInt("1f", 16), BigInt("1f", 16), false),
+    Reg("ERR_ADDR", 0x44, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("ERR_COUNT", 0x48, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("CMD_ARG0_LO", 0x80, BigInt("0", 16), true, BigInt("ffffffff", 16), BigInt("0", 16), true),
+    Reg("CMD_ARG0_HI", 0x84, BigInt("0", 16), true, BigInt("ffffffff", 16), BigInt("0", 16), true),
+    Reg("CMD_ARG1_LO", 0x88, BigInt("0", 16), true, BigInt("ffffffff", 16), BigInt("0", 16), true),
+    Reg("CMD_ARG1_HI", 0x8c, BigInt("0", 16), true, BigInt("ffffffff", 16), BigInt("0", 16), true),
+    Reg("CMD_ARG2_LO", 0x90, BigInt("0", 16), true, BigInt("ffffffff", 16), BigInt("0", 16), true),
+    Reg("CMD_ARG2_HI", 0x94, BigInt("0", 16), true, BigInt("ffffffff", 16), BigInt("0", 16), true),
+    Reg("CMD_OP", 0xa0, BigInt("0", 16), true, BigInt("ffffffff", 16), BigInt("0", 16), false),
+    Reg("CMD_STATUS", 0xa4, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("CMD_RESULT0_LO", 0xa8, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("CMD_RESULT0_HI", 0xac, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("CMD_RESULT1_LO", 0xb0, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("CMD_RESULT1_HI", 0xb4, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("EVQ_COUNT", 0x100, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("EVQ_DROPPED", 0x104, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("EVQ_POP", 0x108, BigInt("0", 16), false, BigInt("1", 16), BigInt("0", 16), false),
+    Reg("EVT_HEAD0", 0x110, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("EVT_HEAD1", 0x114, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("EVT_ARG_LO", 0x118, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("EVT_ARG_HI", 0x11c, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("STAT_READS_LO", 0x200, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("STAT_READS_HI", 0x204, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("STAT_WRITES_LO", 0x208, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("STAT_WRITES_HI", 0x20c, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("STAT_DECERR", 0x210, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("STAT_BAT_INV", 0x214, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false)
+  )
+
   object LAYOUT_BAT_RESULT1 {
     val DISK_LSB: Int = 0
     val DISK_WIDTH: Int = 16
@@ -328,6 +397,7 @@ object Regs {
     val FREE: Int = 0x00
     val OWNED: Int = 0x01
     val SCRUBBING: Int = 0x02
+    val All: Seq[Int] = Seq(FREE, OWNED, SCRUBBING)
   }
   object Event {
     val NONE: Int = 0x00
@@ -337,6 +407,7 @@ object Regs {
     val SCRUB_DONE: Int = 0x04
     val BAT_INVALIDATED: Int = 0x05
     val ERROR: Int = 0x06
+    val All: Seq[Int] = Seq(NONE, SLOT_FULL, SLOT_TIMEOUT, MERGE_DONE, SCRUB_DONE, BAT_INVALIDATED, ERROR)
   }
   object Op {
     val NOP: Int = 0x00
@@ -355,11 +426,13 @@ object Regs {
     val CHUNK_RELEASE: Int = 0x31
     val CHUNK_QUERY: Int = 0x32
     val CHUNK_LIST: Int = 0x33
+    val All: Seq[Int] = Seq(NOP, HARVEST_DIRTY, HARVEST_ACCESSED, HARVEST_HOTNESS, BAT_SET, BAT_GET, BAT_CLEAR, BAT_DISCARD, SLOT_ALLOC, SLOT_MERGE, SLOT_RELEASE, SLOT_QUERY, CHUNK_ASSIGN, CHUNK_RELEASE, CHUNK_QUERY, CHUNK_LIST)
   }
   object SlotState {
     val FREE: Int = 0x00
     val OPEN: Int = 0x01
     val MERGING: Int = 0x02
+    val All: Seq[Int] = Seq(FREE, OPEN, MERGING)
   }
   object Status {
     val OK: Int = 0x00
@@ -371,5 +444,6 @@ object Regs {
     val NO_RESOURCE: Int = 0x06
     val PERM: Int = 0x07
     val FLAGS: Int = 0x08
+    val All: Seq[Int] = Seq(OK, UNKNOWN_OP, RANGE, ALIGN, BUSY, STATE, NO_RESOURCE, PERM, FLAGS)
   }
 }

@@ -33,7 +33,7 @@ class TableReq(val wordBits: Int) extends Bundle {
  * `resp(p)` carries the word as it was before port p's operation. All requests of one cycle are executed in port order,
  * so a port sees the effect of lower ports on the same word; requests of later cycles see everything earlier. That is
  * exactly the sequential semantics of the reference model with the cycle's requests serialised in port order, so the
- * core keeps its v1 same-cycle order by choosing the port order.
+ * core sets the same-cycle order of its sources (docs/rtl-notes.md, "Tables") by choosing the port order.
  *
  * Implementation: a live-value table (LVT) multi-port memory. Port p writes its own bank; every bank has one replica
  * per reading port (simple dual-port RAMs: nPorts x nPorts of them); a per-word LVT in flip-flops says which bank holds

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The cxltrack scenario on the reference model (`make demo` until the
-full-stack demo lands).
+"""The cxltrack scenario on the reference model (the device without a VM:
+QEMU, the driver and a guest are not needed).
 
 1. Pre-copy migration: a writer dirties guest pages while the migration loop
    harvests the device's dirty log and sends only what changed; the final

@@ -38,7 +38,9 @@ AGENT_PORT = "org.cxltrack.agent"
 # Loaded by /init at boot, in this order.
 BOOT_MODULES = ("cxl_acpi", "cxl_pci", "cxl_mem", "dax_cxl", "device_dax")
 # Present in the image (with dependencies) for tests and tools to modprobe.
-EXTRA_MODULES = ("kmem", "dax_hmem", "cxl_pmem", "libnvdimm", "dax_pmem")
+# kvm_amd (with kvm): Debian's own KVM, for A/B runs against a patched KVM in the
+# project's module dirs, which `modprobe kvm_amd` prefers (see _depmod).
+EXTRA_MODULES = ("kmem", "dax_hmem", "cxl_pmem", "libnvdimm", "dax_pmem", "kvm_amd")
 # no_timer_check: on a loaded TCG host the kernel's IO-APIC timer check can
 # fail ("..MP-BIOS bug: 8254 timer not connected") and panic before /init.
 DEFAULT_APPEND = "console=ttyS0 panic=-1 rdinit=/init no_timer_check"
@@ -151,14 +153,17 @@ def _key(
 
 def _depmod(release: str, modules: dict[str, bytes], builtin_files: dict[str, bytes]) -> dict[str, bytes]:
     """Run the host's kmod depmod over the chosen modules; return every modules.* index it
-    writes (text and .bin: busybox modprobe reads modules.dep, libkmod in daxctl the .bin files)."""
+    writes (text and .bin: busybox modprobe reads modules.dep, libkmod in daxctl the .bin files).
+    A module in extra/ (the project's) wins over an in-tree one of the same name."""
     depmod = shutil.which("depmod") or "/usr/sbin/depmod"
     with tempfile.TemporaryDirectory(prefix="cxlt-depmod-") as tmp:
         base = Path(tmp) / "lib" / "modules" / release
         for rel, elf in {**modules, **builtin_files}.items():
             (base / rel).parent.mkdir(parents=True, exist_ok=True)
             (base / rel).write_bytes(elf)
-        subprocess.run([depmod, "-b", tmp, release], check=True)
+        conf = Path(tmp) / "depmod.conf"
+        conf.write_text("search extra built-in\n")
+        subprocess.run([depmod, "-C", str(conf), "-b", tmp, release], check=True)
         return {p.name: p.read_bytes() for p in base.glob("modules.*")}
 
 

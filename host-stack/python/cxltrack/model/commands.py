@@ -21,10 +21,10 @@ from .tables import WORD, Association
 if TYPE_CHECKING:
     from .device import Device
 
-MAX_BITMAP = regs.RESULT_SIZE * 8  # pages per bitmap harvest
-MAX_HOTNESS = regs.RESULT_SIZE  # one byte per page
+MAX_BITMAP = regs.HARVEST_MAX_BITMAP_PAGES  # one bit per page in RESULT
+MAX_HOTNESS = regs.HARVEST_MAX_HOTNESS_PAGES  # one byte per page in RESULT
 ALIGN = regs.HARVEST_ALIGN_PAGES
-MAX_OWNER = 0xFFFF
+MAX_OWNER = regs.MAX_OWNER
 _BAT1 = regs.LAYOUTS["BAT_RESULT1"]
 _SQ0 = regs.LAYOUTS["SLOT_QUERY_RESULT0"]
 
@@ -177,7 +177,7 @@ def _slot_merge(dev: Device, cmd: Launch) -> Steps:
     slot.state = SlotState.MERGING
     base = page << dev.cfg.page_shift
     valid = slot.valid_bytes
-    for line in range(4096 // 64):
+    for line in range(regs.SLOT_SIZE // 64):
         data, enables = slot.line(line)
         if any(enables):
             dev.internal_write(base + line * 64, data, enables)

@@ -255,18 +255,20 @@ class Device:
         models an AXI4-Lite write with partial strobes."""
         full = (1 << size) - 1
         strobe = full if strobe is None else strobe & full
+        # an illegal write records its first enabled byte (its word when no byte is enabled)
+        first = offset + (strobe & -strobe).bit_length() - 1 if strobe else offset & ~3
         if regs.SLOT <= offset < regs.SLOT + regs.SLOT_COUNT * regs.SLOT_STRIDE:
-            self._window_write(offset, value, size, strobe)
+            self._window_write(offset, value, size, strobe, first)
             return
         if regs.RESULT <= offset < regs.RESULT + regs.RESULT_SIZE:
-            self._set_error("BAD_REG", offset)
+            self._set_error("BAD_REG", first)
             return
         reg = _OFFSETS.get(offset & ~3)
         if reg is None or reg.name not in _WRITABLE:
-            self._set_error("BAD_REG", offset)
+            self._set_error("BAD_REG", first)
             return
         if size != 4 or offset % 4 or strobe != full:
-            self._set_error("BAD_WIDTH", offset)
+            self._set_error("BAD_WIDTH", first)
             return
         value &= 0xFFFFFFFF
         name = reg.name
@@ -310,17 +312,17 @@ class Device:
             return 0
         return int.from_bytes(self.slots[index].load(off, size), "little")
 
-    def _window_write(self, offset: int, value: int, size: int, strobe: int) -> None:
+    def _window_write(self, offset: int, value: int, size: int, strobe: int, first: int) -> None:
         index, off = self._slot_at(offset)
         if index >= self.cfg.slots:
-            self._set_error("BAD_REG", offset)
+            self._set_error("BAD_REG", first)
             return
         if size not in (1, 2, 4, 8) or off % size:
-            self._set_error("BAD_WIDTH", offset)
+            self._set_error("BAD_WIDTH", first)
             return
         slot = self.slots[index]
         if slot.state != regs.SlotState.OPEN:
-            self._set_error("SLOT_WRITE", offset)
+            self._set_error("SLOT_WRITE", first)
             return
         data = (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
         enables = bytes((strobe >> i) & 1 for i in range(size))

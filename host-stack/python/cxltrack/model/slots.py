@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from cxltrack import regs
 from cxltrack.regs import SlotState
 
-SLOT_BYTES = 4096
+SLOT_BYTES = regs.SLOT_SIZE
 FULL_MASK = (1 << SLOT_BYTES) - 1
 
 

@@ -17,6 +17,8 @@ RESPS = ("okay", "decerr")
 REQUIREMENTS = {
     "sized_reads": "the control port carries the size of a read (sub-word, 64-bit and unaligned register "
     "reads reach the device as issued); a 32-bit AXI4-Lite port or a CPU path that splits them does not",
+    "sized_writes": "a 64-bit register write reaches the device as one access; a 32-bit AXI4-Lite port receives "
+    "it as two full-strobe 32-bit writes",
 }
 RACE_KINDS = ("harvest", "discard", "merge")
 CHECK_KINDS = ("harvest_union",)

@@ -261,6 +261,54 @@ def case_illegal_reads_sized() -> Recorder:
     return r
 
 
+def case_illegal_writes_strobed() -> Recorder:
+    """Sub-word and partial-strobe writes (docs/spec.md 4.2): the decode and the direction are
+    checked before the width, and ERR_ADDR records the first enabled byte. Contiguous strobe
+    patterns only, which every control port carries (docs/vectors.md)."""
+    r = Recorder("illegal_writes_strobed")
+
+    def expect_error(offset: int, value: int, size: int = 4, strobe: int | None = None) -> None:
+        r.reg_write(regs.ERR_STATUS, 0xFFFFFFFF)  # ERR_ADDR latches again, the event is queued again
+        r.reg_write(offset, value, size, strobe)
+        r.reg_read(regs.ERR_STATUS)
+        r.reg_read(regs.ERR_ADDR)
+
+    expect_error(regs.ERR_ADDR + 2, 0x1234, size=2)  # half-word write to a read-only register: BAD_REG
+    expect_error(regs.ID, 0xFF, strobe=0b0010)  # one strobed byte of a read-only register: BAD_REG at 0x1
+    expect_error(regs.STAT_READS_LO, 0, strobe=0b1100)  # read-only, partial strobe: BAD_REG
+    expect_error(0x3D, 0x5A, size=1)  # byte write inside a reserved word: BAD_REG
+    expect_error(0x800, 0xA5A5, strobe=0b0011)  # partial strobe to a reserved word: BAD_REG
+    expect_error(regs.RESULT + 6, 0x11, size=2)  # half-word write to RESULT: BAD_REG
+    expect_error(regs.INT_ENABLE, 0x7, strobe=0b1100)  # writable, partial strobe: BAD_WIDTH at 0x36
+    expect_error(regs.CTRL + 1, 0x1, size=1)  # byte write inside a writable register: BAD_WIDTH
+    expect_error(regs.CMD_ARG0_LO + 2, 0xBEEF, size=2)  # half-word: BAD_WIDTH, nothing stored
+    r.reg_read(regs.INT_ENABLE)
+    r.reg_read(regs.CTRL)
+    r.reg_read(regs.CMD_ARG0_LO)
+    r.reg_read(regs.ERR_COUNT)
+    r.events()
+    return r
+
+
+def case_illegal_writes_sized() -> Recorder:
+    """A 64-bit register write is BAD_WIDTH where it reaches the device as one access
+    (requirement sized_writes)."""
+    r = Recorder("illegal_writes_sized", requires=["sized_writes"])
+    r.reg_write(regs.CMD_ARG0_LO, 0x1122334455667788, size=8)
+    r.reg_read(regs.ERR_STATUS)
+    r.reg_read(regs.ERR_ADDR)
+    r.reg_read(regs.CMD_ARG0_LO)
+    r.reg_read(regs.CMD_ARG0_HI)
+    r.reg_write(regs.ERR_STATUS, 0xFFFFFFFF)
+    r.reg_write(regs.CTRL, 0x99, size=8)  # CTRL and SLOT_TIMEOUT: nothing stored
+    r.reg_read(regs.ERR_ADDR)
+    r.reg_read(regs.CTRL)
+    r.reg_read(regs.SLOT_TIMEOUT)
+    r.reg_read(regs.ERR_COUNT)
+    r.events()
+    return r
+
+
 def case_cmd_errors() -> Recorder:
     r = Recorder("cmd_errors")
     pages = r.cfg.pages
@@ -627,7 +675,14 @@ def case_random(rng: random.Random, n: int) -> Recorder:
 def build(seed: int = SEED) -> dict[str, list[Recorder]]:
     rng = random.Random(seed)
     return {
-        "10-registers": [case_reset_values(), case_illegal_access(), case_illegal_reads_sized(), case_interrupt()],
+        "10-registers": [
+            case_reset_values(),
+            case_illegal_access(),
+            case_illegal_reads_sized(),
+            case_illegal_writes_strobed(),
+            case_illegal_writes_sized(),
+            case_interrupt(),
+        ],
         "20-commands": [case_cmd_errors(), case_harvest(rng), case_bat(rng), case_decerr()],
         "30-slots-chunks": [case_slots(rng), case_chunks(rng), case_event_overflow()],
         "40-races": [case_race_harvest(rng, i) for i in range(3)]

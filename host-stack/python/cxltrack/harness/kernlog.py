@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Kernel log checks for full-stack tests: a test that passes while the guest kernel
+printed a warning or an oops has not passed."""
+
+from __future__ import annotations
+
+import re
+
+from .vm import Vm
+
+# The pinned Debian kernel has no lockdep/KASAN; the patterns are checked anyway so
+# that a debug kernel would be caught.
+SPLAT = re.compile(
+    r"WARNING:|BUG:|Oops|general protection fault|kernel BUG|Call Trace:|lockdep|"
+    r"possible circular locking|possible recursive locking|KASAN|UBSAN|"
+    r"blocked for more than|RCU stall|list_(add|del) corruption|refcount_t:|"
+    r"use-after-free|double free"
+)
+
+
+def dmesg_splats(vm: Vm) -> list[str]:
+    """Lines of the guest's kernel log that report a warning, bug or oops."""
+    out = vm.run("dmesg", check=False).out
+    return [line for line in out.splitlines() if SPLAT.search(line)]

@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: Apache-2.0
+package cxltrack
+
+import chisel3._
+import chisel3.util._
+
+/** States of the [[CommandEngine]]. */
+object CmdState extends ChiselEnum {
+  val sInit, sIdle, sCheck, sHarvest, sBatRead, sBatWait, sMerge, sQuery, sList = Value
+}
+
+/** A harvest step: one 64-page word of one table, read and optionally cleared or halved. */
+class HarvestStep(wordBits: Int) extends Bundle {
+  val word  = UInt(wordBits.W)
+  val table = UInt(2.W) // the harvest opcode's low bits: 1 dirty, 2 accessed, 3 hotness
+  val op    = UInt(TableOp.Bits.W)
+}
+
+/** The answer to a harvest step, two cycles after it: the word as it was before the step. */
+class HarvestWord(hotBits: Int) extends Bundle {
+  val bitmap  = UInt(64.W)               // dirty or accessed
+  val hotness = Vec(64, UInt(hotBits.W)) // hotness
+}
+
+/** A BAT command's access to the association table: the valid bit (a table port) and the block/disk payload (RAM). */
+class BatRequest(pageBits: Int, payloadBits: Int) extends Bundle {
+  val op   = UInt(TableOp.Bits.W) // READ (BAT_GET), CLEAR (BAT_CLEAR, BAT_DISCARD), SET (BAT_SET)
+  val page = UInt(pageBits.W)
+  val data = UInt(payloadBits.W)  // BAT_SET: disk << block_bits | block
+}
+
+/**
+ * The command engine (docs/spec.md section 5): latches a launch, checks it in the spec's order (opcode, flags,
+ * alignment, ranges, state), runs it and completes with status and results. It owns the RESULT window and the chunk
+ * owner table; it drives the table ports for harvest steps and BAT commands, and hands slot commands to the
+ * [[SlotBuffer]] and released chunks to the [[ScrubEngine]].
+ *
+ * Timing: a launch enters the check state the next cycle. A harvest issues one word per cycle and collects each answer
+ * two cycles later (`n + 3` cycles for `n` words). BAT_GET/BAT_DISCARD read the payload RAM in the check cycle and the
+ * valid bit arrives with the table port's answer two cycles later; BAT_SET and BAT_CLEAR complete in the check cycle. A
+ * merge or query runs in the slot buffer until it reports done; CHUNK_LIST writes one 8-byte RESULT word per cycle.
+ * After reset the engine clears the RESULT window (64 cycles) before it is idle.
+ */
+class CommandEngine(p: CxlTrackParams) extends Module {
+  val nSlots      = p.slots
+  val nChunks     = p.chunks
+  val wordBits    = log2Ceil(p.words) max 1
+  val payloadBits = p.batDiskBits + p.batBlockBits
+  val io = IO(new Bundle {
+    // register port
+    val launch  = Input(Valid(UInt(32.W))) // a CMD_OP write while not busy
+    val args    = Input(Vec(3, UInt(64.W)))
+    val cmdOp   = Output(UInt(32.W))       // CMD_OP as last launched
+    val busy    = Output(Bool())
+    val code    = Output(UInt(8.W))
+    val seq     = Output(UInt(16.W))
+    val result0 = Output(UInt(64.W))
+    val result1 = Output(UInt(64.W))
+    val done    = Output(Bool())           // a command completed (INT_STATUS.CMD_DONE)
+    val ready   = Output(Bool())           // RESULT cleared after reset: the register port may take accesses
+    val idle    = Output(Bool())
+    // RESULT window: the register port reads one line in its decode stage
+    val resultRead = Input(Valid(UInt(6.W)))
+    val resultLine = Output(Vec(64, UInt(8.W))) // the line read the cycle before
+    // tables
+    val harvest     = Output(Valid(new HarvestStep(wordBits)))
+    val harvestWord = Input(Valid(new HarvestWord(p.hotBits)))
+    val bat         = Output(Valid(new BatRequest(p.pageBits, payloadBits)))
+    val batPayload  = Input(UInt(payloadBits.W)) // the payload RAM, one cycle after a read
+    val batValid    = Input(Valid(Bool()))       // the valid bit, two cycles after the request
+    // slots
+    val slots       = Input(Vec(nSlots, new SlotView))
+    val slotAlloc   = Output(Valid(new SlotAlloc(p.slotBits)))
+    val slotRelease = Output(Valid(UInt(p.slotBits.W)))
+    val mergeStart  = Output(Valid(new MergeStart(p.slotBits, p.pageBits)))
+    val mergeDone   = Input(Bool())
+    val queryStart  = Output(Valid(UInt(p.slotBits.W)))
+    val queryWord   = Input(Valid(new MaskLine))
+    val queryDone   = Input(Bool())
+    // chunks and scrub
+    val scrubEnq    = Decoupled(UInt(p.chunkBits.W))
+    val scrubFinish = Input(Valid(UInt(p.chunkBits.W)))
+    val scrubEvent  = Output(Valid(new EventRec))
+  })
+  private def fit(x: UInt, w: Int): UInt = x.pad(w)(w - 1, 0)
+  import TableOp._
+
+  // ------------------------------------------------------------------ RESULT window
+  val resultMem   = SyncReadMem(64, Vec(64, UInt(8.W)))
+  val resultWrite = WireDefault(false.B)
+  val resultLine  = WireDefault(0.U(6.W))
+  val resultData  = WireDefault(VecInit(Seq.fill(64)(0.U(8.W))))
+  val resultMask  = WireDefault(VecInit(Seq.fill(64)(false.B)))
+  when(resultWrite)(resultMem.write(resultLine, resultData, resultMask))
+  io.resultLine := resultMem.read(io.resultRead.bits, io.resultRead.valid)
+  def bytes64(v: UInt): Vec[UInt]     = VecInit(Seq.tabulate(64)(b => v((b % 8) * 8 + 7, (b % 8) * 8)))
+  def wordMask(word: UInt): Vec[Bool] = VecInit(Seq.tabulate(64)(b => (b / 8).U === word))
+
+  // ------------------------------------------------------------------ chunk owner table
+  val OWNED      = Regs.ChunkState.OWNED.U(2.W)
+  val SCRUBBING  = Regs.ChunkState.SCRUBBING.U(2.W)
+  val chunkState = RegInit(VecInit(Seq.fill(nChunks)(Regs.ChunkState.FREE.U(2.W))))
+  val ownerBits  = log2Ceil(Regs.MAX_OWNER + 1)
+  val chunkOwner = RegInit(VecInit(Seq.fill(nChunks)(0.U(ownerBits.W))))
+  // released chunks are zero-filled in release order by the scrub engine; its finish frees them here
+  val finished = io.scrubFinish.bits
+  io.scrubEvent.valid      := io.scrubFinish.valid
+  io.scrubEvent.bits.typ   := Regs.Event.SCRUB_DONE.U
+  io.scrubEvent.bits.index := finished
+  io.scrubEvent.bits.arg   := chunkOwner(finished)
+  when(io.scrubFinish.valid) {
+    chunkState(finished) := Regs.ChunkState.FREE.U
+    chunkOwner(finished) := 0.U
+  }
+  io.scrubEnq.valid := false.B
+  io.scrubEnq.bits  := 0.U
+
+  // ------------------------------------------------------------------ command registers
+  val state        = RegInit(CmdState.sInit)
+  val initLine     = RegInit(0.U(7.W))
+  val cmdOp        = RegInit(0.U(32.W))
+  val busy         = RegInit(false.B)
+  val code         = RegInit(0.U(8.W))
+  val seq          = RegInit(0.U(16.W))
+  val result0      = RegInit(0.U(64.W))
+  val result1      = RegInit(0.U(64.W))
+  val op           = RegInit(0.U(8.W))
+  val clear        = RegInit(false.B)
+  val decay        = RegInit(false.B)
+  val rsvd         = RegInit(0.U(22.W))
+  val arg0         = RegInit(0.U(64.W))
+  val arg1         = RegInit(0.U(64.W))
+  val arg2         = RegInit(0.U(64.W))
+  val nextWord     = RegInit(0.U((wordBits + 1).W))               // harvest: the next word to step
+  val endWord      = RegInit(0.U((wordBits + 1).W))
+  val wordIndex    = RegInit(0.U(10.W))                           // harvest and list: answers collected / words written
+  val total        = RegInit(0.U(16.W))                           // harvest and list: bits (counters) found so far
+  val words        = RegInit(0.U(10.W))                           // harvest: words to collect
+  val batPayload   = RegInit(0.U(payloadBits.W))
+  val mergeValid   = RegInit(0.U(log2Ceil(Regs.SLOT.SIZE + 1).W)) // SLOT_MERGE: the slot's valid bytes at launch
+  val queryResult0 = RegInit(0.U(64.W))
+  val queryResult1 = RegInit(0.U(64.W))
+  val doneNow      = WireDefault(false.B)
+  io.cmdOp   := cmdOp
+  io.busy    := busy
+  io.code    := code
+  io.seq     := seq
+  io.result0 := result0
+  io.result1 := result1
+  io.done    := doneNow
+  io.ready   := state =/= CmdState.sInit
+  io.idle    := state === CmdState.sIdle
+
+  def complete(status: Int, r0: UInt, r1: UInt): Unit = {
+    busy    := false.B
+    code    := status.U
+    result0 := r0
+    result1 := r1
+    doneNow := true.B
+    state   := CmdState.sIdle
+  }
+
+  val OpFields = Regs.CMD_OP
+  when(io.launch.valid) {
+    val v = io.launch.bits
+    cmdOp   := v
+    op      := v(OpFields.OP_LSB + OpFields.OP_WIDTH - 1, OpFields.OP_LSB)
+    clear   := v(OpFields.CLEAR_LSB)
+    decay   := v(OpFields.DECAY_LSB)
+    rsvd    := v(OpFields.RSVD_LSB + OpFields.RSVD_WIDTH - 1, OpFields.RSVD_LSB)
+    arg0    := io.args(0)
+    arg1    := io.args(1)
+    arg2    := io.args(2)
+    busy    := true.B
+    seq     := seq + 1.U
+    result0 := 0.U
+    result1 := 0.U
+    state   := CmdState.sCheck
+  }
+
+  // ------------------------------------------------------------------ checks
+  val Op        = Regs.Op
+  val Status    = Regs.Status
+  val known     = Op.All.map(o => op === o.U).reduce(_ || _)
+  val isHarvest = op === Op.HARVEST_DIRTY.U || op === Op.HARVEST_ACCESSED.U || op === Op.HARVEST_HOTNESS.U
+  val flagsBad = rsvd =/= 0.U || ((clear || decay) && !isHarvest) ||
+    (decay && (op =/= Op.HARVEST_HOTNESS.U || clear))
+  val alignBad = arg0(5, 0) =/= 0.U || arg1(5, 0) =/= 0.U
+  val harvestLimit =
+    Mux(op === Op.HARVEST_HOTNESS.U, Regs.HARVEST_MAX_HOTNESS_PAGES.U, Regs.HARVEST_MAX_BITMAP_PAGES.U)
+  val harvestBad = arg1 === 0.U || arg1 > harvestLimit || (arg0 +& arg1) > p.pages.U
+  val page0Bad   = arg0 >= p.pages.U
+  val page1Bad   = arg1 >= p.pages.U
+  val slotBad    = arg0 >= nSlots.U
+  val chunkBad   = arg0 >= nChunks.U || arg1 === 0.U || arg1 > Regs.MAX_OWNER.U
+  val slot       = arg0(p.slotBits - 1, 0)
+  val chunk      = arg0(p.chunkBits - 1, 0)
+  val freeSlots  = VecInit(io.slots.map(_.state === Regs.SlotState.FREE.U)).asUInt
+
+  // ------------------------------------------------------------------ table, slot and scrub requests
+  io.harvest.valid        := false.B
+  io.harvest.bits.word    := 0.U
+  io.harvest.bits.table   := 0.U
+  io.harvest.bits.op      := READ.U
+  io.bat.valid            := false.B
+  io.bat.bits.op          := READ.U
+  io.bat.bits.page        := 0.U
+  io.bat.bits.data        := 0.U
+  io.slotAlloc.valid      := false.B
+  io.slotAlloc.bits.slot  := 0.U
+  io.slotAlloc.bits.tag   := arg0
+  io.slotRelease.valid    := false.B
+  io.slotRelease.bits     := slot
+  io.mergeStart.valid     := false.B
+  io.mergeStart.bits.slot := slot
+  io.mergeStart.bits.page := arg1(p.pageBits - 1, 0)
+  io.queryStart.valid     := false.B
+  io.queryStart.bits      := slot
+
+  switch(state) {
+    is(CmdState.sInit) {
+      // RESULT reads as zero after reset
+      resultWrite                   := true.B
+      resultLine                    := initLine(5, 0)
+      resultMask                    := VecInit(Seq.fill(64)(true.B))
+      initLine                      := initLine + 1.U
+      when(initLine === 63.U)(state := CmdState.sIdle)
+    }
+    is(CmdState.sCheck) {
+      when(!known) {
+        complete(Status.UNKNOWN_OP, 0.U, 0.U)
+      }.elsewhen(flagsBad) {
+        complete(Status.FLAGS, 0.U, 0.U)
+      }.elsewhen(op === Op.NOP.U) {
+        complete(Status.OK, 0.U, 0.U)
+      }.elsewhen(isHarvest) {
+        when(alignBad) {
+          complete(Status.ALIGN, 0.U, 0.U)
+        }.elsewhen(harvestBad) {
+          complete(Status.RANGE, 0.U, 0.U)
+        }.otherwise {
+          nextWord  := fit(arg0 >> 6, wordBits + 1)
+          endWord   := fit((arg0 + arg1) >> 6, wordBits + 1)
+          words     := fit(arg1 >> 6, 10)
+          wordIndex := 0.U
+          total     := 0.U
+          state     := CmdState.sHarvest
+        }
+      }.elsewhen(op === Op.BAT_SET.U) {
+        when(page0Bad || (arg1 >> p.batBlockBits) =/= 0.U || (arg2 >> p.batDiskBits) =/= 0.U) {
+          complete(Status.RANGE, 0.U, 0.U)
+        }.otherwise {
+          io.bat.valid     := true.B
+          io.bat.bits.op   := SET.U
+          io.bat.bits.page := arg0(p.pageBits - 1, 0)
+          io.bat.bits.data := Cat(arg2(p.batDiskBits - 1, 0), arg1(p.batBlockBits - 1, 0))
+          complete(Status.OK, 0.U, 0.U)
+        }
+      }.elsewhen(op === Op.BAT_GET.U || op === Op.BAT_DISCARD.U || op === Op.BAT_CLEAR.U) {
+        when(page0Bad) {
+          complete(Status.RANGE, 0.U, 0.U)
+        }.elsewhen(op === Op.BAT_CLEAR.U) {
+          io.bat.valid     := true.B
+          io.bat.bits.op   := CLEAR.U
+          io.bat.bits.page := arg0(p.pageBits - 1, 0)
+          complete(Status.OK, 0.U, 0.U)
+        }.otherwise {
+          io.bat.valid     := true.B
+          io.bat.bits.op   := Mux(op === Op.BAT_GET.U, READ.U, CLEAR.U)
+          io.bat.bits.page := arg0(p.pageBits - 1, 0)
+          state            := CmdState.sBatRead
+        }
+      }.elsewhen(op === Op.SLOT_ALLOC.U) {
+        when(freeSlots === 0.U) {
+          complete(Status.NO_RESOURCE, 0.U, 0.U)
+        }.otherwise {
+          val i = PriorityEncoder(freeSlots)
+          io.slotAlloc.valid     := true.B
+          io.slotAlloc.bits.slot := i
+          complete(Status.OK, i, 0.U)
+        }
+      }.elsewhen(op === Op.SLOT_MERGE.U) {
+        when(slotBad || page1Bad) {
+          complete(Status.RANGE, 0.U, 0.U)
+        }.elsewhen(io.slots(slot).state =/= Regs.SlotState.OPEN.U) {
+          complete(Status.STATE, 0.U, 0.U)
+        }.otherwise {
+          io.mergeStart.valid := true.B
+          mergeValid          := io.slots(slot).count
+          state               := CmdState.sMerge
+        }
+      }.elsewhen(op === Op.SLOT_RELEASE.U) {
+        when(slotBad) {
+          complete(Status.RANGE, 0.U, 0.U)
+        }.elsewhen(io.slots(slot).state =/= Regs.SlotState.OPEN.U) {
+          complete(Status.STATE, 0.U, 0.U)
+        }.otherwise {
+          io.slotRelease.valid := true.B
+          complete(Status.OK, 0.U, 0.U)
+        }
+      }.elsewhen(op === Op.SLOT_QUERY.U) {
+        when(slotBad) {
+          complete(Status.RANGE, 0.U, 0.U)
+        }.otherwise {
+          val Query0 = Regs.LAYOUT_SLOT_QUERY_RESULT0
+          val s      = io.slots(slot)
+          queryResult0 := (s.state << Query0.STATE_LSB) | ((s.count === Regs.SLOT.SIZE.U).asUInt << Query0.FULL_LSB) |
+            (s.count << Query0.VALID_BYTES_LSB)
+          queryResult1        := s.tag
+          io.queryStart.valid := true.B
+          state               := CmdState.sQuery
+        }
+      }.elsewhen(op === Op.CHUNK_ASSIGN.U || op === Op.CHUNK_RELEASE.U) {
+        when(chunkBad) {
+          complete(Status.RANGE, 0.U, 0.U)
+        }.elsewhen(op === Op.CHUNK_ASSIGN.U) {
+          when(chunkState(chunk) =/= Regs.ChunkState.FREE.U) {
+            complete(Status.BUSY, 0.U, 0.U)
+          }.otherwise {
+            chunkState(chunk) := OWNED
+            chunkOwner(chunk) := arg1(ownerBits - 1, 0)
+            complete(Status.OK, 0.U, 0.U)
+          }
+        }.otherwise {
+          when(chunkState(chunk) =/= OWNED) {
+            complete(Status.STATE, 0.U, 0.U)
+          }.elsewhen(chunkOwner(chunk) =/= arg1) {
+            complete(Status.PERM, 0.U, 0.U)
+          }.otherwise {
+            chunkState(chunk) := SCRUBBING
+            io.scrubEnq.valid := true.B
+            io.scrubEnq.bits  := chunk
+            complete(Status.OK, 0.U, 0.U)
+          }
+        }
+      }.elsewhen(op === Op.CHUNK_QUERY.U) {
+        when(arg0 >= nChunks.U) {
+          complete(Status.RANGE, 0.U, 0.U)
+        }.otherwise {
+          complete(Status.OK, chunkState(chunk), chunkOwner(chunk))
+        }
+      }.otherwise { // CHUNK_LIST
+        when(arg1 > Regs.MAX_OWNER.U) {
+          complete(Status.RANGE, 0.U, 0.U)
+        }.otherwise {
+          wordIndex := 0.U
+          total     := 0.U
+          state     := CmdState.sList
+        }
+      }
+    }
+    is(CmdState.sHarvest) { // one step per cycle; each answer arrives two cycles after its step
+      io.harvest.valid                    := nextWord =/= endWord
+      io.harvest.bits.word                := nextWord(wordBits - 1, 0)
+      io.harvest.bits.table               := op(1, 0)
+      io.harvest.bits.op                  := Mux(clear, ZERO.U, Mux(decay, HALVE.U, READ.U))
+      when(nextWord =/= endWord)(nextWord := nextWord + 1.U)
+    }
+  }
+  when(state === CmdState.sHarvest && io.harvestWord.valid) {
+    resultWrite := true.B
+    val found = Wire(UInt(16.W))
+    val hot   = io.harvestWord.bits.hotness
+    when(op === Op.HARVEST_HOTNESS.U) {
+      resultLine := wordIndex(5, 0)
+      resultData := VecInit(hot.map(_.pad(8)))
+      resultMask := VecInit(Seq.fill(64)(true.B))
+      found      := PopCount(hot.map(_ =/= 0.U))
+    }.otherwise {
+      resultLine := wordIndex(8, 3)
+      resultData := bytes64(io.harvestWord.bits.bitmap)
+      resultMask := wordMask(wordIndex(2, 0))
+      found      := PopCount(io.harvestWord.bits.bitmap)
+    }
+    val t = total + found
+    total     := t
+    wordIndex := wordIndex + 1.U
+    when(wordIndex + 1.U === words)(complete(Status.OK, t, 0.U))
+  }
+  switch(state) {
+    is(CmdState.sBatRead) { // payload from the RAM; the valid bit comes from the table a cycle later
+      batPayload := io.batPayload
+      state      := CmdState.sBatWait
+    }
+    is(CmdState.sBatWait) {
+      val block = batPayload(p.batBlockBits - 1, 0)
+      val disk  = batPayload >> p.batBlockBits
+      val Bat1  = Regs.LAYOUT_BAT_RESULT1
+      val valid = io.batValid.bits
+      when(io.batValid.valid) {
+        complete(Status.OK, Mux(valid, block, 0.U), Mux(valid, (disk << Bat1.DISK_LSB) | (1.U << Bat1.VALID_LSB), 0.U))
+      }
+    }
+    is(CmdState.sMerge) {
+      when(io.mergeDone)(complete(Status.OK, mergeValid, 0.U))
+    }
+    is(CmdState.sQuery) {
+      when(io.queryWord.valid) {
+        resultWrite := true.B
+        resultLine  := io.queryWord.bits.line >> 3
+        resultData  := bytes64(io.queryWord.bits.mask)
+        resultMask  := wordMask(io.queryWord.bits.line(2, 0))
+      }
+      when(io.queryDone)(complete(Status.OK, queryResult0, queryResult1))
+    }
+    is(CmdState.sList) {
+      val groups = (nChunks + 63) / 64
+      val nbytes = (nChunks + 7) / 8
+      val bitsPerGroup = VecInit(Seq.tabulate(groups) { g =>
+        VecInit(Seq.tabulate(64) { j =>
+          val c = g * 64 + j
+          if (c < nChunks)
+            Mux(
+              arg1 === 0.U,
+              chunkState(c) === Regs.ChunkState.FREE.U,
+              chunkState(c) === OWNED && chunkOwner(c) === arg1
+            )
+          else false.B
+        }).asUInt
+      })
+      val bits = if (groups == 1) bitsPerGroup(0) else bitsPerGroup(wordIndex(log2Ceil(groups) - 1, 0))
+      resultWrite := true.B
+      resultLine  := wordIndex(8, 3)
+      resultData  := bytes64(bits)
+      resultMask := VecInit(
+        Seq.tabulate(64)(b => (b / 8).U === wordIndex(2, 0) && (wordIndex * 8.U + (b % 8).U) < nbytes.U)
+      )
+      val t = total + PopCount(bits)
+      total     := t
+      wordIndex := wordIndex + 1.U
+      when(wordIndex === (groups - 1).U)(complete(Status.OK, t, 0.U))
+    }
+  }
+}
