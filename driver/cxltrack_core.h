@@ -97,6 +97,7 @@ struct cxlt_dev {
 
 	struct pci_dev *pdev;		/* function 1; NULL once removed */
 	struct pci_dev *memdev;		/* function 0, referenced */
+	bool barwin;			/* memdev is a PCIe BAR window, enabled by us */
 	void __iomem *regs;
 	int irq;
 	struct cxlt_caps caps;
@@ -160,6 +161,11 @@ void cxlt_write_ctrl(struct cxlt_dev *cd);
 int cxlt_file_open(struct cxlt_dev *cd, struct cxlt_file *f);
 void cxlt_file_release(struct cxlt_dev *cd, struct cxlt_file *f);
 void cxlt_state_lost(struct cxlt_dev *cd);
+
+/* cxltrack_barwin.c */
+bool cxlt_barwin_is(struct pci_dev *mem);
+int cxlt_barwin_enable(struct cxlt_dev *cd);
+void cxlt_barwin_disable(struct cxlt_dev *cd);
 
 /* cxltrack_cmd.c */
 int cxlt_enter(struct cxlt_dev *cd, struct cxlt_file *f);

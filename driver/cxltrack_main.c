@@ -3,7 +3,8 @@
  * cxltrack: driver for the tracking engine of a CXL type-3 memory expander
  * (docs/spec.md). The tracker is PCI function 1 of the memory device; it is
  * paired with function 0 (class 05.02, bound to the unmodified cxl_pci)
- * of the same bus/device number.
+ * of the same bus/device number, or, on a board without CXL, with the
+ * PCIe memory window of cxltrack_barwin.c.
  *
  * Probe checks ID.MAGIC and VERSION.MAJOR, reads the configuration from
  * CAP_* (never assumes the default), validates it against the spec's
@@ -119,8 +120,8 @@ static struct pci_dev *cxlt_find_memdev(struct pci_dev *pdev)
 		dev_err(&pdev->dev, "no function 0 in this slot\n");
 		return NULL;
 	}
-	if ((mem->class >> 8) != PCI_CLASS_MEMORY_CXL) {
-		dev_err(&pdev->dev, "function 0 (%s) has class %06x, not a CXL memory device\n",
+	if ((mem->class >> 8) != PCI_CLASS_MEMORY_CXL && !cxlt_barwin_is(mem)) {
+		dev_err(&pdev->dev, "function 0 (%s) has class %06x, neither a CXL memory device nor a PCIe memory window\n",
 			pci_name(mem), mem->class);
 		pci_dev_put(mem);
 		return NULL;
@@ -195,6 +196,11 @@ static int cxlt_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 		goto err_put;
 	}
 	bitmap_fill(cd->unscrubbed, cd->caps.num_chunks);
+	if (cxlt_barwin_is(cd->memdev)) {
+		ret = cxlt_barwin_enable(cd);
+		if (ret)
+			goto err_put;
+	}
 	cd->ctrl = cxlt_rd(cd, CXLT_CTRL) &
 		   (CXLT_CTRL_TRACK_EN_MASK | CXLT_CTRL_BAT_INV_EVT_EN_MASK);
 	cd->slot_timeout = cxlt_rd(cd, CXLT_SLOT_TIMEOUT);
@@ -226,6 +232,7 @@ static int cxlt_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 err_irq:
 	cxlt_irq_teardown(cd);
 err_put:
+	cxlt_barwin_disable(cd);
 	cd->dead = true;
 	put_device(&cd->dev);
 	return ret;
@@ -250,6 +257,7 @@ static void cxlt_remove(struct pci_dev *pdev)
 
 	/* The IRQ thread is done when free_irq() returns; the BAR goes after. */
 	cxlt_irq_teardown(cd);
+	cxlt_barwin_disable(cd);
 	dev_info(&pdev->dev, "%s removed\n", dev_name(&cd->dev));
 	put_device(&cd->dev);
 }

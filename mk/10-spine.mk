@@ -19,7 +19,7 @@ test-model: ## reference-model property tests, vector replay, generated-file che
 	@cd $(PYSRC) && $(call PYTEST,model) tests
 
 # Every other Python tree (tests, benches); each part's own lint target runs mypy on it.
-LINT_PY_DIRS = $(wildcard $(TOP)/tests $(TOP)/qemu-cxl-model/tests $(TOP)/sim $(TOP)/scripts/tests)
+LINT_PY_DIRS = $(wildcard $(TOP)/tests $(TOP)/qemu-cxl-model/tests $(TOP)/sim $(TOP)/scripts/tests $(TOP)/fpga)
 
 lint: ## ruff over all Python, mypy over the host-stack package
 	@$(PY) -m ruff check --quiet $(PYSRC) regmap scripts/run-suites $(LINT_PY_DIRS)

@@ -5,7 +5,7 @@ MILL_LAUNCHER_URL := https://repo1.maven.org/maven2/com/lihaoyi/mill-dist/1.1.5/
 MILL_LAUNCHER_SHA256 := b04c98d6dface8ffdbf6c7f94aee68dae3d3309f2cab067989bb54159153db95
 MILL_SH := $(CACHE)/mill/mill-dist-1.1.5-mill.sh
 MILL := COURSIER_CACHE=$(CACHE)/coursier MILL_FINAL_DOWNLOAD_FOLDER=$(CACHE)/mill/download nice $(MILL_SH) --no-server
-RTL_SRC := $(wildcard $(TOP)/rtl/src/cxltrack/*.scala) $(TOP)/build.sc $(TOP)/.mill-version
+RTL_SRC := $(wildcard $(TOP)/rtl/src/cxltrack/*.scala $(TOP)/rtl/src/cxltrack/board/*.scala) $(TOP)/build.sc $(TOP)/.mill-version
 RTL_BUILD := $(TOP)/build/rtl
 RTL_CONFIGS := default small
 # simulation builds: a 4-cycle tick so that timeouts are quick to reach
@@ -15,11 +15,14 @@ RTL_TICK_CYCLES_SIM := 4
 # rtl/src/cxltrack/Blocks.scala, emitted into build/rtl/blocks/<Block>-<config>/
 RTL_BLOCK_CONFIG := $(RTL_SIM_CONFIG)
 RTL_BLOCKS_STAMP := $(RTL_BUILD)/blocks/.$(RTL_BLOCK_CONFIG).stamp
+# the PCIe board wrapper around the core (rtl/src/cxltrack/board/) for its benches (sim/tb/board/):
+# simulation config and tick, a memory BAR twice the capacity (decode errors reachable through it)
+RTL_BOARD_SIM := $(RTL_BUILD)/board-$(RTL_SIM_CONFIG)-sim/filelist.f
 # curl: the Mill launcher below and the launcher's own download of the Mill executable.
 RTL_APT := curl openjdk-17-jdk-headless iverilog yosys liblz4-dev zlib1g-dev make g++
 RTL_PYTEST = cd $(TOP)/sim && $(call PYTEST,$(1))
 
-.PHONY: rtl rtl-sim rtl-blocks rtl-deps lint-rtl test-rtl rtl-equiv bench-rtl synth-estimate synth-scaling fmt-rtl check-fmt-rtl
+.PHONY: rtl rtl-sim rtl-blocks rtl-board-sim rtl-deps lint-rtl test-rtl rtl-equiv bench-rtl synth-estimate synth-scaling fmt-rtl check-fmt-rtl
 
 $(MILL_SH):
 	@$(TOP)/scripts/apt-ensure $(RTL_APT)
@@ -53,15 +56,23 @@ $(RTL_BLOCKS_STAMP): $(TOP)/config/$(RTL_BLOCK_CONFIG).toml $(RTL_SRC) | rtl-dep
 
 rtl-blocks: $(RTL_BLOCKS_STAMP) ## emit every standalone block (Blocks.scala) into build/rtl/blocks/<Block>-<config>/
 
+$(RTL_BOARD_SIM): $(TOP)/config/$(RTL_SIM_CONFIG).toml $(RTL_SRC) | rtl-deps
+	@mkdir -p $(RTL_BUILD)
+	@$(MILL) rtl.runMain cxltrack.board.BoardMain --config $< --target-dir $(dir $@) \
+		--tick-cycles $(RTL_TICK_CYCLES_SIM) --mem-bar-extra-bits 1 >$(RTL_BUILD)-board-sim.log 2>&1 || { tail -40 $(RTL_BUILD)-board-sim.log; exit 1; }
+
+rtl-board-sim: $(RTL_BOARD_SIM) ## emit the PCIe board wrapper (CxlTrackBoard) for simulation into build/rtl/board-small-sim/
+
 lint-rtl: $(RTL_BUILD)/small/filelist.f ## verilator --lint-only -Wall on the emitted RTL
 	@cd $(RTL_BUILD)/small && verilator --lint-only -Wall --top-module CxlTrackCore $(TOP)/sim/verilator.vlt $$(cat filelist.f)
 	@echo "lint-rtl: verilator -Wall clean"
 
 # Every bench (the core's, sim/tb/test_*.py, and the blocks', sim/tb/blocks/test_*.py) runs on
 # Verilator and on Icarus, at the same iteration counts: Icarus is ~2-3x slower on these benches;
-# its runs are ~2 of the ~4 min in pytest (docs/rtl-results.md). BENCH=test_x (several: space
+# its runs are ~2 of the ~4 min in pytest (docs/rtl-results.md). The board wrapper's bench
+# (sim/tb/board/, through cocotbext-pcie) runs on Verilator. BENCH=test_x (several: space
 # separated) runs only those benches, plus the lint checks.
-test-rtl: rtl-sim rtl-blocks rtl-deps ## RTL regression: every bench (core and blocks) on Verilator and Icarus; BENCH=name for one
+test-rtl: rtl-sim rtl-blocks rtl-board-sim rtl-deps ## RTL regression: every bench (core, blocks, board wrapper); BENCH=name for one
 	@mkdir -p $(JUNIT_DIR)
 	@rm -rf $(TOP)/build/sim/coverage
 	@$(MILL) rtl.checkFormat >/dev/null 2>&1 || { echo "test-rtl: Scala sources not formatted (make fmt-rtl)"; exit 1; }
@@ -86,8 +97,9 @@ bench-rtl: rtl-sim rtl-deps ## benchmark: throughput with tracking on/off, added
 
 SYNTH_TIMEOUT ?= 3600
 SYNTH_SCALING := 1 4
-synth-estimate: $(RTL_BUILD)/default/filelist.f rtl-deps ## Yosys synth_xilinx (xcup) estimate of the default config (~15 min)
+synth-estimate: $(RTL_BUILD)/default/filelist.f $(RTL_BUILD)/board-default/filelist.f rtl-deps ## Yosys synth_xilinx (xcup) estimate of the default core (~15 min) and of the board wrapper around it
 	@$(TOP)/sim/synth_estimate.sh $(RTL_BUILD)/default $(TOP)/build/synth $(SYNTH_TIMEOUT)
+	@$(TOP)/sim/synth_estimate.sh $(RTL_BUILD)/board-default $(TOP)/build/synth $(SYNTH_TIMEOUT) CxlTrackBoard CxlTrackCore
 
 # default parameters at 1 and 4 MiB (64 KiB chunks): the series in docs/rtl-results.md
 synth-scaling: rtl-deps

@@ -36,6 +36,7 @@ BANNER = "Generated from regmap/cxltrack.rdl by regmap/regmap_gen.py. Do not edi
 UDPS = [
     "pci_vendor_id",
     "pci_device_id",
+    "pci_mem_device_id",
     "bar",
     "bar_size",
     "harvest_align_pages",

@@ -50,6 +50,20 @@ def core(cfg: str = "small") -> Design:
     return Design(cfg, "CxlTrackCore", rtl_dir(cfg), "tb", "rtl-sim")
 
 
+def board(cfg: str = "small") -> Design:
+    """The PCIe board wrapper CxlTrackBoard around the core (`make rtl-board-sim`); benches in
+    sim/tb/board/, which read the PCI identity and geometry from $CXLTRACK_BOARD_JSON."""
+    d = BUILD / "rtl" / f"board-{cfg}-sim"
+    return Design(
+        f"board-{cfg}",
+        "CxlTrackBoard",
+        d,
+        "tb.board",
+        "rtl-board-sim",
+        (("CXLTRACK_BOARD_JSON", str(d / "board.json")),),
+    )
+
+
 def block(name: str, cfg: str = "small") -> Design:
     """A standalone block emitted by cxltrack.Blocks (`make rtl-blocks`); benches in sim/tb/blocks/,
     which read the block's parameters from $CXLTRACK_BLOCK_JSON."""

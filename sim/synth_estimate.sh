@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Yosys estimate for an UltraScale+ part: synth_xilinx -family xcup -flatten -uram.
-# usage: synth_estimate.sh <rtl dir with filelist.f> <work dir> [timeout seconds]
+# usage: synth_estimate.sh <rtl dir with filelist.f> <work dir> [timeout seconds] [top] [black box]
+# (top: CxlTrackCore by default; a black-box module is counted as one cell, so the board wrapper
+# is estimated without the core it holds)
 set -euo pipefail
 rtl=$1
 work=$2
 limit=${3:-900}
+top=${4:-CxlTrackCore}
+bbox=${5:-}
 mkdir -p "$work"
 name=$(basename "$rtl")
+bbcmd=""
+if [ -n "$bbox" ]; then
+	name="$name-without-$bbox"
+	bbcmd="blackbox $bbox;"
+fi
 files=$(sed "s|^|$rtl/|" "$rtl/filelist.f" | tr '\n' ' ')
 log=$work/$name.log
 start=$(date +%s)
-echo "synth-estimate[$name]: yosys synth_xilinx -family xcup -flatten -uram (takes minutes; log: $log)"
-timeout "$limit" nice yosys -q -l "$log" -p "read_verilog -sv $files; synth_xilinx -family xcup -flatten -uram -top CxlTrackCore; tee -o $work/$name.stat stat" >/dev/null 2>&1 &
+echo "synth-estimate[$name]: yosys synth_xilinx -family xcup -flatten -uram -top $top (takes minutes; log: $log)"
+timeout "$limit" nice yosys -q -l "$log" -p "read_verilog -sv $files; $bbcmd synth_xilinx -family xcup -flatten -uram -top $top; tee -o $work/$name.stat stat" >/dev/null 2>&1 &
 pid=$!
 # progress: the pass Yosys is in, every 30 s
 n=0

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """The RTL regression: every cocotb bench on the small configuration, found by one rule: the
 benches of the whole core are sim/tb/test_*.py, the block benches sim/tb/blocks/test_*.py (each
-names its block in a `BLOCK = "<Name>"` line). Each runs on every simulator given with `--sim`
+names its block in a `BLOCK = "<Name>"` line), the board wrapper's sim/tb/board/test_*.py (Verilator
+only). Each runs on every simulator given with `--sim`
 (`make test-rtl`: Verilator and Icarus, at the same iteration counts; Icarus is ~2-3x slower on
-these benches); `--bench NAME` (`make test-rtl BENCH=NAME`) runs one bench, core or block."""
+these benches); `--bench NAME` (`make test-rtl BENCH=NAME`) runs one bench, core, block or board."""
 
 from __future__ import annotations
 
@@ -16,16 +17,25 @@ from pathlib import Path
 import pytest
 
 from conftest import design, sims
-from rtlsim import BLOCKS_DIR, SIM_DIR, block, rtl_dir, run_checked
+from rtlsim import BLOCKS_DIR, SIM_DIR, block, board, rtl_dir, run_checked
 
 CORE_BENCH_DIR = SIM_DIR / "tb"
 BLOCK_BENCH_DIR = CORE_BENCH_DIR / "blocks"
 BLOCK_CONFIG = "small"
+BOARD_BENCH_DIR = SIM_DIR / "tb" / "board"
+# The board wrapper's benches run on Verilator only: cocotbext-pcie's Python model dominates their
+# time, and the core inside is the one the core benches run on both simulators.
+BOARD_SIMS = ("verilator",)
 
 
 def core_benches() -> list[str]:
     """The benches of the whole core: every sim/tb/test_*.py."""
     return [p.stem for p in sorted(CORE_BENCH_DIR.glob("test_*.py"))]
+
+
+def board_benches() -> list[str]:
+    """The benches of the board wrapper: every sim/tb/board/test_*.py."""
+    return [p.stem for p in sorted(BOARD_BENCH_DIR.glob("test_*.py"))]
 
 
 def block_benches() -> dict[str, str]:
@@ -51,7 +61,7 @@ def chosen(config: pytest.Config, benches: list[str]) -> list[str]:
     names: list[str] | None = config.getoption("bench")
     if not names:
         return benches
-    known = set(core_benches()) | set(block_benches())
+    known = set(core_benches()) | set(block_benches()) | set(board_benches())
     unknown = [n for n in names if n not in known]
     if unknown:
         raise pytest.UsageError(f"--bench {', '.join(unknown)}: no such bench (known: {', '.join(sorted(known))})")
@@ -67,6 +77,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         names = chosen(metafunc.config, list(blocks))
         triples = [(sim, b, blocks[b]) for sim in sims(metafunc.config) for b in names]
         metafunc.parametrize("sim_block_bench", triples, ids=[f"{s}-{blk}-{b}" for s, b, blk in triples])
+    if "sim_board_bench" in metafunc.fixturenames:
+        benches = chosen(metafunc.config, board_benches())
+        pairs = [(sim, b) for sim in sims(metafunc.config) if sim in BOARD_SIMS for b in benches]
+        metafunc.parametrize("sim_board_bench", pairs, ids=[f"{s}-board-{b}" for s, b in pairs])
 
 
 def test_bench(sim_bench: tuple[str, str], built: dict[tuple[str, str], Path]) -> None:
@@ -78,6 +92,13 @@ def test_bench(sim_bench: tuple[str, str], built: dict[tuple[str, str], Path]) -
 def test_block_bench(sim_block_bench: tuple[str, str, str], built: dict[tuple[str, str], Path]) -> None:
     sim, bench, name = sim_block_bench
     d = block(name, BLOCK_CONFIG)
+    _, bdir = design(sim, built, d)
+    run_checked(sim, bdir, bench, design=d)
+
+
+def test_board_bench(sim_board_bench: tuple[str, str], built: dict[tuple[str, str], Path]) -> None:
+    sim, bench = sim_board_bench
+    d = board()
     _, bdir = design(sim, built, d)
     run_checked(sim, bdir, bench, design=d)
 
@@ -103,6 +124,28 @@ def test_lint_wall() -> None:
             "--top-module",
             "CxlTrackCore",
             str(SIM_DIR / "verilator.vlt"),
+            *map(str, files),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+
+
+def test_board_lint_wall() -> None:
+    """verilator --lint-only -Wall on the board wrapper with the core inside (waivers: sim/verilator.vlt,
+    sim/verilator-board.vlt)."""
+    d = board().src_dir
+    files = [d / f for f in (d / "filelist.f").read_text().split()]
+    proc = subprocess.run(
+        [
+            "verilator",
+            "--lint-only",
+            "-Wall",
+            "--top-module",
+            "CxlTrackBoard",
+            str(SIM_DIR / "verilator.vlt"),
+            str(SIM_DIR / "verilator-board.vlt"),
             *map(str, files),
         ],
         capture_output=True,

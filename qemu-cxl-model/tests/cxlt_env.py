@@ -46,6 +46,8 @@ def tracker_props(cfg: DeviceConfig) -> str:
 class TrackerVM:
     """QEMU (accel=qtest) with the topology, enumerated and decoded."""
 
+    ep_bus = EP_BUS  # the bus of the device's two functions
+
     def __init__(self, cfg: DeviceConfig, tracking: bool = True) -> None:
         self.cfg = cfg
         self.vm = Qemu(cxl_args(tracker=True, extra_tracker=tracker_props(cfg)), qtest=True)
@@ -91,28 +93,28 @@ class TrackerVM:
         self.cfg_write(EP_BUS, 0, 0, 0x04, 0x6)
 
     def program_tracker_bars(self) -> None:
-        self.cfg_write(EP_BUS, 0, 1, 0x10, TRK_BAR0)
-        self.cfg_write(EP_BUS, 0, 1, 0x14, 0)
-        self.cfg_write(EP_BUS, 0, 1, 0x18, TRK_MSIX_BAR)
-        self.cfg_write(EP_BUS, 0, 1, 0x1C, 0)
-        self.cfg_write(EP_BUS, 0, 1, 0x04, 0x6)
+        self.cfg_write(self.ep_bus, 0, 1, 0x10, TRK_BAR0)
+        self.cfg_write(self.ep_bus, 0, 1, 0x14, 0)
+        self.cfg_write(self.ep_bus, 0, 1, 0x18, TRK_MSIX_BAR)
+        self.cfg_write(self.ep_bus, 0, 1, 0x1C, 0)
+        self.cfg_write(self.ep_bus, 0, 1, 0x04, 0x6)
         # MSI-X: entry 0 -> a RAM address, unmasked; then enable.
-        cap = self.find_cap(EP_BUS, 0, 1, 0x11)
-        table = self.cfg_read(EP_BUS, 0, 1, cap + 4)
+        cap = self.find_cap(self.ep_bus, 0, 1, 0x11)
+        table = self.cfg_read(self.ep_bus, 0, 1, cap + 4)
         assert table & 7 == 2, "MSI-X table expected in BAR2"
         base = TRK_MSIX_BAR + (table & ~7)
         self.vm.writel(base + 0, MSI_ADDR)
         self.vm.writel(base + 4, 0)
         self.vm.writel(base + 8, MSI_DATA)
         self.vm.writel(base + 12, 0)
-        ctrl = self.cfg_read(EP_BUS, 0, 1, cap)
-        self.cfg_write(EP_BUS, 0, 1, cap, ctrl | 1 << 31)
+        ctrl = self.cfg_read(self.ep_bus, 0, 1, cap)
+        self.cfg_write(self.ep_bus, 0, 1, cap, ctrl | 1 << 31)
 
     def flr(self) -> None:
         """Function-level reset of the tracker (spec section 11)."""
-        cap = self.find_cap(EP_BUS, 0, 1, 0x10)
-        devctl = self.cfg_read(EP_BUS, 0, 1, cap + 8)
-        self.cfg_write(EP_BUS, 0, 1, cap + 8, devctl | 1 << 15)
+        cap = self.find_cap(self.ep_bus, 0, 1, 0x10)
+        devctl = self.cfg_read(self.ep_bus, 0, 1, cap + 8)
+        self.cfg_write(self.ep_bus, 0, 1, cap + 8, devctl | 1 << 15)
         self.program_tracker_bars()
 
     def find_window(self) -> int:

@@ -115,7 +115,7 @@ def test_target_defaults_to_function_0_and_is_exclusive() -> None:
     # Alone in its slot, with no target: refused.
     alone = [*base, *qemu_util.cxl_args(tracker=False), "-device", "cxltrack,bus=pcie.0,addr=9.0"]
     r = subprocess.run(alone, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
-    assert r.returncode == 1 and "not a cxl-type3" in r.stderr, r.stderr
+    assert r.returncode == 1 and "neither a cxl-type3 nor a cxltrack-mem" in r.stderr, r.stderr
 
 
 def harvest_dirty(t: TrackerVM, pages: int) -> int:

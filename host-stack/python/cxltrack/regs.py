@@ -50,6 +50,7 @@ class Register:
 
 PCI_VENDOR_ID: Final = 0x1b36
 PCI_DEVICE_ID: Final = 0xc7e
+PCI_MEM_DEVICE_ID: Final = 0xc7f
 BAR: Final = 0x0
 BAR_SIZE: Final = 0x20000
 HARVEST_ALIGN_PAGES: Final = 0x40

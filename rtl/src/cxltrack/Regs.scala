@@ -6,6 +6,7 @@ package cxltrack
 object Regs {
   val PCI_VENDOR_ID: BigInt = BigInt("1b36", 16)
   val PCI_DEVICE_ID: BigInt = BigInt("c7e", 16)
+  val PCI_MEM_DEVICE_ID: BigInt = BigInt("c7f", 16)
   val BAR: BigInt = BigInt("0", 16)
   val BAR_SIZE: BigInt = BigInt("20000", 16)
   val HARVEST_ALIGN_PAGES: BigInt = BigInt("40", 16)

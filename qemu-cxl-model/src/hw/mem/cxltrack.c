@@ -2,8 +2,11 @@
  * cxltrack: page tracking engine of a CXL type 3 memory expander
  *
  * The tracker is PCI function 1 of a multi-function CXL memory device whose
- * function 0 is a cxl-type3. It observes every memory request that reaches
- * the type 3 device (dirty, accessed and hotness per page, invalidation of
+ * function 0 is a cxl-type3, or, in the PCIe-attached flavour of a board
+ * without CXL, a cxltrack-mem (defined at the end of this file: a plain
+ * PCIe function whose BAR0 is the memory window). It observes every memory
+ * request that reaches function 0 (dirty, accessed and hotness per page,
+ * invalidation of
  * page to disk block associations), and offers write-buffer merge slots, a
  * chunk owner table with scrub, a command engine and an event queue with an
  * MSI-X interrupt. The register interface is the generated cxltrack_regs.h.
@@ -31,10 +34,29 @@
 #include "hw/cxl/cxl.h"
 #include "hw/cxl/cxltrack_regs.h"
 #include "migration/vmstate.h"
+#include "qemu/bswap.h"
 #include "qom/object.h"
+#include "system/hostmem.h"
 
 #define TYPE_CXLTRACK "cxltrack"
 OBJECT_DECLARE_SIMPLE_TYPE(CXLTrackState, CXLTRACK)
+
+/*
+ * Function 0 of the PCIe-attached flavour (docs/spec.md section 10): its
+ * 64-bit prefetchable BAR0 is the memory window, BAR offset = DPA, backed by
+ * a memory backend; the tracker observes it through the same hooks as a
+ * cxl-type3.
+ */
+#define TYPE_CXLTRACK_MEM "cxltrack-mem"
+OBJECT_DECLARE_SIMPLE_TYPE(CXLTrackMemState, CXLTRACK_MEM)
+
+struct CXLTrackMemState {
+    PCIDevice parent_obj;
+
+    MemoryRegion bar;
+    HostMemoryBackend *memdev;
+    CXLType3Observer *observer;
+};
 
 #define CXLT_LINE 64
 #define CXLT_WORD_PAGES 64
@@ -103,6 +125,8 @@ struct CXLTrackState {
 
     /* Properties */
     CXLType3Dev *target;
+    /* Function 0 of the PCIe-attached flavour, when there is no cxl-type3 */
+    CXLTrackMemState *bar_target;
     uint64_t capacity;
     uint8_t page_shift;
     uint8_t num_slots;
@@ -347,12 +371,55 @@ static void cxlt_observe_written(CXLType3Observer *obs, uint64_t dpa,
     }
 }
 
+/* ------------------------------------------------ the observed memory */
+
+static uint64_t cxlt_mem_size(CXLTrackMemState *m)
+{
+    return memory_region_size(host_memory_backend_get_memory(m->memdev));
+}
+
+/* As cxl_type3_dpa_rw(): by DPA, on the device's own behalf, unobserved. */
+static MemTxResult cxlt_mem_dpa_rw(CXLTrackMemState *m, uint64_t dpa,
+                                   void *buf, uint64_t len, bool is_write)
+{
+    uint64_t size = cxlt_mem_size(m);
+    uint8_t *mem = memory_region_get_ram_ptr(
+        host_memory_backend_get_memory(m->memdev));
+
+    if (dpa > size || len > size - dpa) {
+        return MEMTX_DECODE_ERROR;
+    }
+    if (is_write) {
+        memcpy(mem + dpa, buf, len);
+    } else {
+        memcpy(buf, mem + dpa, len);
+    }
+    return MEMTX_OK;
+}
+
+static uint64_t cxlt_target_size(CXLTrackState *s)
+{
+    return s->target ? cxl_type3_static_capacity(s->target)
+                     : cxlt_mem_size(s->bar_target);
+}
+
+static MemTxResult cxlt_target_rw(CXLTrackState *s, uint64_t dpa, void *buf,
+                                  uint64_t len, bool is_write)
+{
+    return s->target ? cxl_type3_dpa_rw(s->target, dpa, buf, len, is_write)
+                     : cxlt_mem_dpa_rw(s->bar_target, dpa, buf, len, is_write);
+}
+
+static CXLType3Observer **cxlt_target_observer(CXLTrackState *s)
+{
+    return s->target ? &s->target->observer : &s->bar_target->observer;
+}
+
 /* Device memory written by the tracker itself (merge, scrub). */
 static void cxlt_internal_write(CXLTrackState *s, uint64_t dpa,
                                 const void *buf, uint64_t len)
 {
-    if (cxl_type3_dpa_rw(s->target, dpa, (void *)buf, len, true) !=
-        MEMTX_OK) {
+    if (cxlt_target_rw(s, dpa, (void *)buf, len, true) != MEMTX_OK) {
         qemu_log_mask(LOG_GUEST_ERROR,
                       "cxltrack: internal write at DPA 0x%" PRIx64
                       " failed\n", dpa);
@@ -1190,7 +1257,7 @@ static void cxlt_reset(DeviceState *dev)
 
 static bool cxlt_check_config(CXLTrackState *s, Error **errp)
 {
-    uint64_t static_cap = cxl_type3_static_capacity(s->target);
+    uint64_t static_cap = cxlt_target_size(s);
 
     if (s->page_shift < 12 || s->page_shift > 21) {
         error_setg(errp, "page-shift must be 12..21");
@@ -1229,7 +1296,7 @@ static bool cxlt_check_config(CXLTrackState *s, Error **errp)
     }
     if (!s->capacity || s->capacity > static_cap) {
         error_setg(errp, "capacity 0x%" PRIx64 " must be 1..0x%" PRIx64
-                   " (the volatile + persistent capacity of the target)",
+                   " (the memory of function 0)",
                    s->capacity, static_cap);
         return false;
     }
@@ -1256,20 +1323,27 @@ static void cxlt_realize(PCIDevice *pdev, Error **errp)
     uint64_t words;
 
     if (!s->target) {
-        /* By default, track the cxl-type3 in function 0 of this slot. */
+        /*
+         * By default, track function 0 of this slot: a cxl-type3, or the
+         * memory window of the PCIe-attached flavour.
+         */
         PCIDevice *fn0 = pci_get_function_0(pdev);
 
-        if (!fn0 || fn0 == pdev ||
-            !object_dynamic_cast(OBJECT(fn0), TYPE_CXL_TYPE3)) {
+        if (fn0 && fn0 != pdev &&
+            object_dynamic_cast(OBJECT(fn0), TYPE_CXL_TYPE3)) {
+            s->target = CXL_TYPE3(fn0);
+        } else if (fn0 && fn0 != pdev &&
+                   object_dynamic_cast(OBJECT(fn0), TYPE_CXLTRACK_MEM)) {
+            s->bar_target = CXLTRACK_MEM(fn0);
+        } else {
             error_setg(errp, "no 'target' given and function 0 of this slot "
-                       "is not a cxl-type3");
+                       "is neither a cxl-type3 nor a " TYPE_CXLTRACK_MEM);
             return;
         }
-        s->target = CXL_TYPE3(fn0);
         object_ref(OBJECT(fn0)); /* as the link property would */
     }
-    if (s->target->observer) {
-        error_setg(errp, "the target cxl-type3 is already tracked");
+    if (*cxlt_target_observer(s)) {
+        error_setg(errp, "function 0 is already tracked");
         return;
     }
     if (!cxlt_check_config(s, errp)) {
@@ -1314,7 +1388,7 @@ static void cxlt_realize(PCIDevice *pdev, Error **errp)
     s->slot_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, cxlt_slot_timer_cb, s);
     s->observer.request = cxlt_observe_request;
     s->observer.written = cxlt_observe_written;
-    s->target->observer = &s->observer;
+    *cxlt_target_observer(s) = &s->observer;
     cxlt_reset_state(s);
     return;
 
@@ -1338,8 +1412,9 @@ static void cxlt_exit(PCIDevice *pdev)
 {
     CXLTrackState *s = CXLTRACK(pdev);
 
-    if (s->target && s->target->observer == &s->observer) {
-        s->target->observer = NULL;
+    if ((s->target || s->bar_target) &&
+        *cxlt_target_observer(s) == &s->observer) {
+        *cxlt_target_observer(s) = NULL;
     }
     timer_free(s->slot_timer);
     msix_vector_unuse(pdev, 0);
@@ -1401,7 +1476,7 @@ static void cxlt_class_init(ObjectClass *klass, void *data)
     pc->device_id = CXLT_PCI_DEVICE_ID;
     pc->revision = 1;
     pc->class_id = PCI_CLASS_MEMORY_OTHER;
-    dc->desc = "cxltrack page tracker (function 1 of a CXL type 3 device)";
+    dc->desc = "cxltrack page tracker (function 1 beside the memory)";
     dc->vmsd = &vmstate_cxlt;
     device_class_set_legacy_reset(dc, cxlt_reset);
     device_class_set_props(dc, cxlt_props);
@@ -1420,9 +1495,140 @@ static const TypeInfo cxlt_info = {
     },
 };
 
+/* ---------------------------------------------- cxltrack-mem (function 0) */
+
+/*
+ * A request to the memory window. Offsets beyond the tracked capacity are
+ * decode errors for the tracker (read zero, write dropped, STAT_DECERR) and
+ * still complete normally on PCIe (spec section 10).
+ */
+static MemTxResult cxlt_mem_read(void *opaque, hwaddr addr, uint64_t *data,
+                                 unsigned size, MemTxAttrs attrs)
+{
+    CXLTrackMemState *m = opaque;
+    uint64_t bytes = 0;
+
+    *data = 0;
+    if (m->observer &&
+        !m->observer->request(m->observer, addr, size, false)) {
+        return MEMTX_OK;
+    }
+    if (cxlt_mem_dpa_rw(m, addr, &bytes, size, false) == MEMTX_OK) {
+        *data = ldn_le_p(&bytes, size);
+    }
+    return MEMTX_OK;
+}
+
+static MemTxResult cxlt_mem_write(void *opaque, hwaddr addr, uint64_t data,
+                                  unsigned size, MemTxAttrs attrs)
+{
+    CXLTrackMemState *m = opaque;
+    uint64_t bytes = 0;
+
+    if (m->observer &&
+        !m->observer->request(m->observer, addr, size, true)) {
+        return MEMTX_OK;
+    }
+    stn_le_p(&bytes, size, data);
+    if (cxlt_mem_dpa_rw(m, addr, &bytes, size, true) == MEMTX_OK &&
+        m->observer) {
+        m->observer->written(m->observer, addr, size, false);
+    }
+    return MEMTX_OK;
+}
+
+static const MemoryRegionOps cxlt_mem_ops = {
+    .read_with_attrs = cxlt_mem_read,
+    .write_with_attrs = cxlt_mem_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 1, .max_access_size = 8 },
+    .impl = { .min_access_size = 1, .max_access_size = 8 },
+};
+
+static void cxlt_mem_realize(PCIDevice *pdev, Error **errp)
+{
+    CXLTrackMemState *m = CXLTRACK_MEM(pdev);
+    uint64_t size;
+
+    if (!m->memdev) {
+        error_setg(errp, "'memdev' property is not set");
+        return;
+    }
+    if (host_memory_backend_is_mapped(m->memdev)) {
+        error_setg(errp, "memory backend %s is already in use",
+                   object_get_canonical_path_component(OBJECT(m->memdev)));
+        return;
+    }
+    size = cxlt_mem_size(m);
+    if (!size || !memory_region_get_ram_ptr(
+            host_memory_backend_get_memory(m->memdev))) {
+        error_setg(errp, "the memory backend has no RAM");
+        return;
+    }
+    pdev->config[PCI_INTERRUPT_PIN] = 0;
+    /* A power of two, at least the memory: the BAR covers it all. */
+    memory_region_init_io(&m->bar, OBJECT(m), &cxlt_mem_ops, m,
+                          "cxltrack-mem-window", pow2ceil(size));
+    pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64 |
+                     PCI_BASE_ADDRESS_MEM_PREFETCH, &m->bar);
+    if (pcie_endpoint_cap_init(pdev, CXLT_PCIE_CAP) < 0) {
+        error_setg(errp, "cannot add the PCIe capability");
+        return;
+    }
+    host_memory_backend_set_mapped(m->memdev, true);
+}
+
+static void cxlt_mem_exit(PCIDevice *pdev)
+{
+    CXLTrackMemState *m = CXLTRACK_MEM(pdev);
+
+    pcie_cap_exit(pdev);
+    host_memory_backend_set_mapped(m->memdev, false);
+}
+
+static const VMStateDescription vmstate_cxlt_mem = {
+    .name = TYPE_CXLTRACK_MEM,
+    .unmigratable = 1,
+};
+
+static const Property cxlt_mem_props[] = {
+    DEFINE_PROP_LINK("memdev", CXLTrackMemState, memdev, TYPE_MEMORY_BACKEND,
+                     HostMemoryBackend *),
+};
+
+static void cxlt_mem_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
+
+    pc->realize = cxlt_mem_realize;
+    pc->exit = cxlt_mem_exit;
+    pc->vendor_id = CXLT_PCI_VENDOR_ID;
+    pc->device_id = CXLT_PCI_MEM_DEVICE_ID;
+    pc->revision = 1;
+    pc->class_id = PCI_CLASS_MEMORY_RAM;
+    dc->desc = "cxltrack PCIe memory window (function 0, no CXL)";
+    dc->vmsd = &vmstate_cxlt_mem;
+    device_class_set_props(dc, cxlt_mem_props);
+    set_bit(DEVICE_CATEGORY_STORAGE, dc->categories);
+}
+
+static const TypeInfo cxlt_mem_info = {
+    .name = TYPE_CXLTRACK_MEM,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(CXLTrackMemState),
+    .class_init = cxlt_mem_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_PCIE_DEVICE },
+        { }
+    },
+};
+
 static void cxlt_register_types(void)
 {
     type_register_static(&cxlt_info);
+    type_register_static(&cxlt_mem_info);
 }
 
 type_init(cxlt_register_types)

@@ -1,0 +1,2 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Benches of the PCIe board wrapper (CxlTrackBoard) through cocotbext-pcie's UltraScale+ model."""
