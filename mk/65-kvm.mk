@@ -28,7 +28,8 @@ TEST_SUITES += kvm
 .PHONY: kvm kvm-check lint-kvm test-kvm test-kvm-full
 
 $(KVM_OUT)/.built: $(KVM_INPUTS) | guest-deps-host
-	@$(TOP)/scripts/apt-ensure gcc make libc6-dev patch xz-utils perl dwarves binutils >&2
+	@# rsync: the kernel's make headers_install (for the selftests) copies with it
+	@$(TOP)/scripts/apt-ensure gcc make libc6-dev patch rsync xz-utils perl dwarves binutils >&2
 	@$(HARNESS) kernel >/dev/null
 	@GUEST_KDIR=$$($(HARNESS) kernel --print headers) $(KVM_DIR)/build-kvm $(KVM_OUT)
 	@touch $@
