@@ -30,6 +30,7 @@ import pytest
 from cxltrack import config as cxlconfig
 from cxltrack.harness import Vm
 from cxltrack.harness.kernlog import dmesg_splats
+from cxltrack.harness.kvmstats import DEVICE_DIRTY_LOG_STATS, KVM_PARAM, MOUNT_DEBUGFS, delta, parse_counters
 from cxltrack.harness.pins import out_dir
 from cxltrack.harness.pytest_plugin import default_image, qemu_binary
 from cxltrack.harness.tracker import tracker_topology
@@ -38,9 +39,9 @@ from cxltrack.harness.vm import VmConfig
 pytest_plugins = ["cxltrack.harness.pytest_plugin"]
 
 BIN = "/opt/cxltrack/bin"
-STATS = "/sys/kernel/debug/kvm/device_dirty_log"
+STATS = DEVICE_DIRTY_LOG_STATS
 TRACKER = "/sys/class/cxltrack/cxltrack0"
-PARAM = "/sys/module/kvm/parameters/device_dirty_log"
+PARAM = KVM_PARAM
 STOCK_DIR = "/lib/modules/$(uname -r)/kernel/arch/x86/kvm"
 BUILDS = ("patched", "patched-off", "stock")
 # The whole matrix (`make test-kvm-full`) or the small one of `make test`.
@@ -63,19 +64,6 @@ class Run:
 
 
 RUNS: list[Run] = []
-
-
-def _counters(text: str) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for line in text.splitlines():
-        k, _, v = line.partition(" ")
-        if v.strip().lstrip("-").isdigit():
-            out[k] = int(v)
-    return out
-
-
-def _delta(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
-    return {k: b[k] - a.get(k, 0) for k in b}
 
 
 class L1Host:
@@ -115,7 +103,7 @@ class L1Host:
         names = ("syncs", "pages", "dirty", "losses", "users")
         kvm = f"cat {STATS}; " if self.build != "stock" else ""
         out = self.run(f"{kvm}cd {TRACKER}/dirty_log && for f in {' '.join(names)}; do echo t_$f $(cat $f); done").out
-        both = _counters(out)
+        both = parse_counters(out)
         tracker = {k[2:]: v for k, v in both.items() if k.startswith("t_")}
         return {k: v for k, v in both.items() if not k.startswith("t_")}, tracker
 
@@ -139,8 +127,8 @@ class L1Host:
             cmd,
             res.status if not res.timed_out else -1,
             round(seconds, 1),
-            _delta(k0, k1),
-            _delta(t0, t1),
+            delta(k0, k1),
+            delta(t0, t1),
             (res.out + res.err)[-4000:],
         )
         RUNS.append(run)
@@ -193,7 +181,7 @@ def l1(request: pytest.FixtureRequest) -> Iterator[L1Host]:
         host.run("modprobe cxltrack && test -c /dev/cxltrack0")
         host.run("cxl-region create kmem", timeout=120)
         host.run("cxl-region track")
-        host.run("grep -q ' /sys/kernel/debug ' /proc/mounts || mount -t debugfs none /sys/kernel/debug")
+        host.run(MOUNT_DEBUGFS)
         yield host
         splats = dmesg_splats(vm)
         assert not splats, "L1 kernel log has warnings/oopses:\n" + "\n".join(splats[:40])

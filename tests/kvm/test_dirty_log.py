@@ -15,6 +15,7 @@ from conftest import BIN, DIRTY_LOG, FULL, TRACKER, L1Host
 
 from cxltrack import config as cxlconfig
 from cxltrack.harness.kernlog import dmesg_splats
+from cxltrack.harness.kvmstats import MOUNT_DEBUGFS
 from cxltrack.harness.pytest_plugin import BootVm
 from cxltrack.harness.tracker import tracker_topology
 
@@ -138,7 +139,7 @@ def test_devdax_memory(boot_vm: BootVm) -> None:
     write-protect fault; stock KVM logs it by write protection, also exactly."""
     vm = boot_vm(topology=tracker_topology(cxlconfig.named("default")), command_timeout=600)
     vm.run("modprobe cxltrack && cxl-region create devdax && cxl-region track", timeout=120)
-    vm.run("grep -q ' /sys/kernel/debug ' /proc/mounts || mount -t debugfs none /sys/kernel/debug")
+    vm.run(MOUNT_DEBUGFS)
     host = L1Host(vm)
     for build in ("patched", "stock"):
         host.use(build)

@@ -20,10 +20,9 @@ import time
 from dataclasses import dataclass, field
 
 from .agent import GuestError
+from .kvmstats import KVM_DEBUGFS, KVM_PARAM, MOUNT_DEBUGFS, delta, parse_counters
 from .nested import DeviceMemory, Host, MiB, NestedVm, VmSpec
 
-KVM_PARAM = "/sys/module/kvm/parameters/device_dirty_log"
-KVM_DEBUGFS = "/sys/kernel/debug/kvm"
 # KVM's own fault counters (every build): all faults, the fast path that write-unprotects a
 # page for dirty logging, and faults fixed by the full handler.
 KVM_FAULT_STATS = ("pf_taken", "pf_fast", "pf_fixed")
@@ -47,17 +46,12 @@ class MigrationResult:
     kvm: dict[str, int] = field(default_factory=dict)  # counter deltas over the migration
     client: dict[str, int] = field(default_factory=dict)  # the QEMU client's harvests, dirty-pages
 
-    device_wp_faults: int = 0  # write faults on present pages of the device node (any KVM)
-
-    @property
-    def wp_faults(self) -> int:
-        """Write-protect faults the host KVM took on the VM's device node while migrating."""
-        return self.device_wp_faults
+    wp_faults: int = 0  # write-protect faults the host KVM took on the device node (any KVM)
 
     def line(self) -> str:
         kvm = " ".join(f"{k}={v}" for k, v in sorted({**self.kvm, **self.client}.items()))
         return (
-            f"migrate dirty_log={self.dirty_log} wp_faults_device_node={self.device_wp_faults} "
+            f"migrate dirty_log={self.dirty_log} wp_faults_device_node={self.wp_faults} "
             f"pages_sent={self.pages_sent} zero={self.zero_pages} "
             f"bytes={self.bytes_sent} rounds={self.rounds} total_ms={self.total_ms} "
             f"downtime_ms={self.downtime_ms} "
@@ -67,17 +61,12 @@ class MigrationResult:
 
 def kvm_counters(host: Host) -> dict[str, int]:
     """KVM's fault counters and, with the KVM patch, its device-dirty-log counters."""
-    host.run("grep -q ' /sys/kernel/debug ' /proc/mounts || mount -t debugfs none /sys/kernel/debug")
+    host.run(MOUNT_DEBUGFS)
     out = host.run(
         f"cd {KVM_DEBUGFS} && for s in {' '.join(KVM_FAULT_STATS)}; do echo $s $(cat $s); done; "
         "cat device_dirty_log 2>/dev/null || true"
     ).out
-    counters: dict[str, int] = {}
-    for line in out.splitlines():
-        words = line.split()
-        if len(words) == 2 and words[1].lstrip("-").isdigit():
-            counters[words[0]] = int(words[1])
-    return counters
+    return parse_counters(out)
 
 
 def start_wp_fault_trace(host: Host, lo: int, hi: int) -> None:
@@ -196,7 +185,7 @@ def migrate_and_compare(
         assert src.qmp is not None
         src.qmp.command("migrate", uri=f"unix:{SOCK}")
         info = wait_migrated(src, timeout)
-        device_wp_faults = stop_wp_fault_trace(host)
+        wp_faults = stop_wp_fault_trace(host)
         after = kvm_counters(host)
         client = {}
         if dirty_log == "qemu":
@@ -228,9 +217,9 @@ def migrate_and_compare(
             rounds=_int(ram, "dirty-sync-count"),
             total_ms=_int(info, "total-time"),
             downtime_ms=_int(info, "downtime"),
-            kvm={k: after[k] - before.get(k, 0) for k in after},
+            kvm=delta(before, after),
             client=client,
-            device_wp_faults=device_wp_faults,
+            wp_faults=wp_faults,
         )
     except BaseException:
         for vm in (src, dst):
