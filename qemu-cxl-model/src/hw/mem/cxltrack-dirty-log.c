@@ -64,17 +64,17 @@ struct CxltrackDirtyLog {
 };
 
 /*
- * Harvest the dirty bits of the backend's pages [first, first + count) with
- * clear into s->bitmap (bit i = page first + i). A call the driver cut short
+ * Harvest the dirty bits of the backend's pages with clear into s->bitmap
+ * (bit i = page i of the backend). A call the driver cut short
  * (a signal) reports how far it got and left the rest uncleared: go on from
  * there. On failure the rest of the range is all dirty: a missed dirty page
  * would be a lost write at the destination. With the vCPUs stopped (the
  * final round), the driver first writes back every CPU cache, so that
  * writes still in a cache reach the device and its bits (spec section 9).
  */
-static void cxltrack_dirty_log_harvest(CxltrackDirtyLog *s, uint64_t first,
-                                       uint64_t count)
+static void cxltrack_dirty_log_harvest(CxltrackDirtyLog *s)
 {
+    uint64_t count = s->npages;
     uint32_t flags = CXLT_HARVEST_F_CLEAR;
     uint64_t done = 0;
 
@@ -86,7 +86,7 @@ static void cxltrack_dirty_log_harvest(CxltrackDirtyLog *s, uint64_t first,
         struct cxlt_harvest h = {
             .kind = CXLT_HARVEST_DIRTY,
             .flags = flags,
-            .start = s->first_page + first + done,
+            .start = s->first_page + done,
             .count = count - done,
             .buf = (uintptr_t)s->bitmap + done / 8,
             .buf_len = BITS_TO_LONGS(count) * sizeof(unsigned long) - done / 8,
@@ -104,19 +104,13 @@ static void cxltrack_dirty_log_harvest(CxltrackDirtyLog *s, uint64_t first,
     }
 }
 
-static bool cxltrack_dirty_log_covers(CxltrackDirtyLog *s,
-                                      MemoryRegionSection *section)
-{
-    return section->mr == host_memory_backend_get_memory(s->memdev);
-}
-
 static void cxltrack_dirty_log_sync(MemoryListener *listener,
                                     MemoryRegionSection *section)
 {
     CxltrackDirtyLog *s = container_of(listener, CxltrackDirtyLog, listener);
     MemoryRegion *mr = section->mr;
 
-    if (!cxltrack_dirty_log_covers(s, section)) {
+    if (mr != host_memory_backend_get_memory(s->memdev)) {
         return;
     }
     /*
@@ -124,7 +118,7 @@ static void cxltrack_dirty_log_sync(MemoryListener *listener,
      * of the harvest alignment) and its bits go to the RAM block as a whole:
      * a section that is only part of it still gets exact bits.
      */
-    cxltrack_dirty_log_harvest(s, 0, s->npages);
+    cxltrack_dirty_log_harvest(s);
     s->harvests++;
     s->dirty_pages += cpu_physical_memory_set_dirty_lebitmap(
         s->bitmap, memory_region_get_ram_addr(mr), s->npages);
@@ -139,7 +133,7 @@ static bool cxltrack_dirty_log_global_start(MemoryListener *listener,
      * Logging starts: migration's first pass sends every page, so bits
      * collected before now are dropped (the harvest clears them).
      */
-    cxltrack_dirty_log_harvest(s, 0, s->npages);
+    cxltrack_dirty_log_harvest(s);
     return true;
 }
 
