@@ -98,12 +98,28 @@ def test_dir(node: pytest.Item) -> Path:
     return out_dir() / "e2e" / name
 
 
+def _fresh_test_dir(node: pytest.Item) -> Path:
+    """The test's log directory, emptied of an earlier run's."""
+    base = test_dir(node)
+    shutil.rmtree(base, ignore_errors=True)
+    return base
+
+
+def _report_tail(node: pytest.Item, title: str, text: str, lines: int) -> None:
+    node.add_report_section("teardown", title, "\n".join(text.splitlines()[-lines:]))
+
+
+def _drop_test_dir(base: Path, failed: bool) -> None:
+    """A passing test's logs go (CXLTRACK_KEEP_LOGS=1 keeps them); a failing test's stay."""
+    if not failed and os.environ.get("CXLTRACK_KEEP_LOGS") != "1":
+        shutil.rmtree(base, ignore_errors=True)
+
+
 @pytest.fixture
 def boot_vm(request: pytest.FixtureRequest) -> Iterator[BootVm]:
     node = request.node
     assert isinstance(node, pytest.Item)
-    base = test_dir(node)
-    shutil.rmtree(base, ignore_errors=True)
+    base = _fresh_test_dir(node)
     vms: list[Vm] = []
 
     def boot(
@@ -144,10 +160,8 @@ def boot_vm(request: pytest.FixtureRequest) -> Iterator[BootVm]:
             vm.shutdown()
         if failed:
             for i, vm in enumerate(vms):
-                tail = "\n".join(vm.console_text().splitlines()[-60:])
-                node.add_report_section("teardown", f"vm{i} console (tail; full logs in {vm.cfg.workdir})", tail)
-        elif os.environ.get("CXLTRACK_KEEP_LOGS") != "1":
-            shutil.rmtree(base, ignore_errors=True)
+                _report_tail(node, f"vm{i} console (tail; full logs in {vm.cfg.workdir})", vm.console_text(), 60)
+        _drop_test_dir(base, failed)
 
 
 @pytest.fixture
@@ -166,8 +180,7 @@ def host_image() -> HostImage:
 def boot_host(request: pytest.FixtureRequest) -> Iterator[BootHost]:
     node = request.node
     assert isinstance(node, pytest.Item)
-    base = test_dir(node)
-    shutil.rmtree(base, ignore_errors=True)
+    base = _fresh_test_dir(node)
     hosts: list[Host] = []
 
     def boot(region: str | None = "devdax", config: str = "default", kvm: bool = True, memory: str = "3G") -> Host:
@@ -189,17 +202,14 @@ def boot_host(request: pytest.FixtureRequest) -> Iterator[BootHost]:
             vms = list(h.vms.values())
             h.shutdown(save_logs=failed)
             if failed:
-                tail = "\n".join(h.vm.console_text().splitlines()[-60:])
-                node.add_report_section("teardown", f"host console (tail; logs in {h.vm.cfg.workdir})", tail)
+                _report_tail(node, f"host console (tail; logs in {h.vm.cfg.workdir})", h.vm.console_text(), 60)
                 for v in vms:
                     try:
                         con = (v.workdir / "console.log").read_text(errors="replace")
                     except OSError:
                         con = "(no console log)"
-                    vtail = "\n".join(con.splitlines()[-40:])
-                    node.add_report_section("teardown", f"L2 {v.spec.name} console (tail; logs in {v.workdir})", vtail)
-        if not failed and os.environ.get("CXLTRACK_KEEP_LOGS") != "1":
-            shutil.rmtree(base, ignore_errors=True)
+                    _report_tail(node, f"L2 {v.spec.name} console (tail; logs in {v.workdir})", con, 40)
+        _drop_test_dir(base, failed)
 
 
 @pytest.fixture
