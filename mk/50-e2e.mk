@@ -34,7 +34,7 @@ TEST_SUITES += e2e
 guest-deps-host:
 	@$(TOP)/scripts/apt-ensure gcc libc6-dev make dpkg-dev kmod
 
-$(GUEST_OUT)/bin/%: $(TOP)/host-stack/guest-tools/%.c | guest-deps-host
+$(GUEST_OUT)/bin/%: $(TOP)/host-stack/guest-tools/%.c $(wildcard $(TOP)/host-stack/guest-tools/*.h) | guest-deps-host
 	@mkdir -p $(@D)
 	@echo "[guest] cc -static $(notdir $<)"
 	@nice gcc $(GUEST_CFLAGS) -o $@ $<

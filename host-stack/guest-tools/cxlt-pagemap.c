@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "pagemap.h"
+
 int main(int argc, char **argv)
 {
 	char path[64], line[128];
@@ -31,15 +33,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	while (fgets(line, sizeof(line), stdin)) {
-		uint64_t va = strtoull(line, NULL, 0), ent;
+		uint64_t va = strtoull(line, NULL, 0), pa;
+		int r = pagemap_pa(fd, va, &pa);
 
-		if (pread(fd, &ent, sizeof(ent), (off_t)(va / 4096 * 8)) != sizeof(ent)) {
+		if (r < 0) {
 			perror("cxlt-pagemap: read");
 			return 1;
 		}
-		if ((ent >> 63) && (ent & ((1ULL << 55) - 1)))
-			printf("0x%llx 0x%llx\n", (unsigned long long)va,
-			       (unsigned long long)((ent & ((1ULL << 55) - 1)) * 4096));
+		if (r)
+			printf("0x%llx 0x%llx\n", (unsigned long long)va, (unsigned long long)pa);
 		else
 			printf("0x%llx -\n", (unsigned long long)va);
 	}

@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pagemap.h"
+
 #define MPOL_BIND 2
 #define PAGE 4096UL
 
@@ -73,19 +75,19 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (i = 0; i < pages; i++) {
-		uint64_t ent;
-		uintptr_t va = (uintptr_t)(mem + i * PAGE);
+		uint64_t pa;
+		int r = pagemap_pa(fd, (uintptr_t)(mem + i * PAGE), &pa);
 
-		if (pread(fd, &ent, sizeof(ent), (off_t)(va / PAGE * 8)) != sizeof(ent)) {
+		if (r < 0) {
 			perror("cxlt-touch: pagemap read");
 			return 1;
 		}
-		if (!(ent >> 63) || !(ent & ((1ULL << 55) - 1))) {
+		if (!r) {
 			fprintf(stderr, "cxlt-touch: page %llu not present or no PFN (not root?)\n",
 				(unsigned long long)i);
 			return 1;
 		}
-		printf("gpa 0x%llx\n", (unsigned long long)((ent & ((1ULL << 55) - 1)) * PAGE));
+		printf("gpa 0x%llx\n", (unsigned long long)pa);
 	}
 	close(fd);
 	/* the addresses reach a log file before the rewrites start (a waiter reads them) */
