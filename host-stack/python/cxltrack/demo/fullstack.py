@@ -39,11 +39,7 @@ def run_guest(
         vm.run("cxl-region create devdax", timeout=120)
         # 4 KiB mapping granularity: the baseline's write-protect log changes the protection of
         # single pages, which a devdax mapping allows only down to its alignment (2 MiB default)
-        d = "/sys/bus/dax/devices/dax0.0"
-        vm.run(
-            f"echo dax0.0 > {d}/driver/unbind && echo 4096 > {d}/align && "
-            f"echo dax0.0 > /sys/bus/dax/drivers/device_dax/bind && test $(cat {d}/align) = 4096"
-        )
+        vm.run("cxl-region align 4096")
         print(f"demo: running cxltrack-demo --pages {pages} in the guest (TCG: a minute or two)", flush=True)
         res = vm.run(f"cxltrack-demo --pages {pages} --seed {seed} --rounds {rounds}", timeout=900, check=False)
         if res.status not in (0, 1):  # 1: a data check failed, reported in the JSON
