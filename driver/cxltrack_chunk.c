@@ -8,8 +8,6 @@
 
 #include "cxltrack_core.h"
 
-#define CXLT_OWNER_MAX	65535
-
 /* CHUNK_QUERY's state; caller holds cmd_lock. */
 static int cxlt_chunk_state(struct cxlt_dev *cd, u32 chunk, u64 *state)
 {
@@ -77,7 +75,7 @@ int cxlt_do_chunk(struct cxlt_dev *cd, struct cxlt_file *f,
 		return -EINVAL;
 	if (c->chunk >= cd->caps.num_chunks)
 		return -ERANGE;
-	if (c->op != CXLT_CHUNK_QUERY && (!c->owner || c->owner > CXLT_OWNER_MAX))
+	if (c->op != CXLT_CHUNK_QUERY && (!c->owner || c->owner > CXLT_MAX_OWNER))
 		return -ERANGE;
 
 	ret = cxlt_enter(cd, f);
@@ -98,7 +96,7 @@ int cxlt_do_chunk(struct cxlt_dev *cd, struct cxlt_file *f,
 		u64 state = (res.r0 & CXLT_LAYOUT_CHUNK_QUERY_RESULT0_STATE_MASK) >>
 			    CXLT_LAYOUT_CHUNK_QUERY_RESULT0_STATE_SHIFT;
 
-		if (state > CXLT_CHUNK_STATE_SCRUBBING || res.r1 > CXLT_OWNER_MAX ||
+		if (state > CXLT_CHUNK_STATE_SCRUBBING || res.r1 > CXLT_MAX_OWNER ||
 		    (state == CXLT_CHUNK_STATE_FREE && res.r1) ||
 		    (state != CXLT_CHUNK_STATE_FREE && !res.r1)) {
 			dev_err_ratelimited(&cd->dev, "chunk %u: impossible state %#llx owner %#llx\n",
@@ -115,7 +113,7 @@ int cxlt_do_chunk(struct cxlt_dev *cd, struct cxlt_file *f,
  * cxlt_do_chunk_list() - the set of chunks of one owner (0: the free pool)
  * @cd: tracker
  * @f: calling file or NULL
- * @owner: 0..65535
+ * @owner: 0..CXLT_MAX_OWNER
  * @bitmap: out, ceil(num_chunks / 8) bytes
  * @count: out: chunks in the set (checked against the bitmap)
  *
@@ -130,7 +128,7 @@ int cxlt_do_chunk_list(struct cxlt_dev *cd, struct cxlt_file *f, u32 owner,
 	size_t i;
 	int ret;
 
-	if (owner > CXLT_OWNER_MAX)
+	if (owner > CXLT_MAX_OWNER)
 		return -ERANGE;
 	ret = cxlt_enter(cd, f);
 	if (ret)

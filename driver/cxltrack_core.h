@@ -54,8 +54,6 @@
 #include <linux/cxltrack.h>
 
 #define CXLT_NAME		"cxltrack"
-#define CXLT_MAX_HARVEST_BITS	32768	/* pages per HARVEST_DIRTY/ACCESSED */
-#define CXLT_MAX_HARVEST_HOT	4096	/* pages per HARVEST_HOTNESS */
 #define CXLT_MASK_BYTES		512	/* SLOT_QUERY byte-valid mask */
 #define CXLT_FILE_RING		256	/* event records per open file */
 

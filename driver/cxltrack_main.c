@@ -98,7 +98,7 @@ static int cxlt_read_caps(struct cxlt_dev *cd)
 	    !c->hot_bits || c->hot_bits > 8 ||
 	    c->evq_depth_log2 < 2 || c->evq_depth_log2 > 12 ||
 	    c->chunk_shift < c->page_shift || c->chunk_shift > 30 ||
-	    !c->num_chunks || c->num_chunks > 32768 ||
+	    !c->num_chunks || c->num_chunks > CXLT_MAX_CHUNKS ||
 	    !c->disk_bits || c->disk_bits > 16 ||
 	    !c->block_bits || c->block_bits > 48 || !c->tick_ns ||
 	    !c->pages || c->pages % CXLT_HARVEST_ALIGN_PAGES ||

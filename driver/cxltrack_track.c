@@ -74,8 +74,8 @@ struct cxlt_upin {
 	size_t off;
 };
 
-static_assert(CXLT_MAX_HARVEST_BITS / 8 <= PAGE_SIZE &&
-	      CXLT_MAX_HARVEST_HOT <= PAGE_SIZE);
+static_assert(CXLT_HARVEST_MAX_BITMAP_PAGES / 8 <= PAGE_SIZE &&
+	      CXLT_HARVEST_MAX_HOTNESS_PAGES <= PAGE_SIZE);
 
 static int cxlt_upin_get(struct cxlt_upin *u, void __user *p, size_t len)
 {
@@ -139,7 +139,7 @@ int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f, u32 kind,
 {
 	bool hot = kind == CXLT_HARVEST_HOTNESS;
 	bool clear = flags & CXLT_HARVEST_F_CLEAR;
-	u64 max = hot ? CXLT_MAX_HARVEST_HOT : CXLT_MAX_HARVEST_BITS;
+	u64 max = hot ? CXLT_HARVEST_MAX_HOTNESS_PAGES : CXLT_HARVEST_MAX_BITMAP_PAGES;
 	u8 op = kind == CXLT_HARVEST_DIRTY ? CXLT_OP_HARVEST_DIRTY :
 		kind == CXLT_HARVEST_ACCESSED ? CXLT_OP_HARVEST_ACCESSED :
 		CXLT_OP_HARVEST_HOTNESS;

@@ -504,8 +504,8 @@ static int cmd_chunk(int argc, char **argv)
 			die_usage("chunk %s needs CHUNK OWNER", argv[1]);
 		c = (unsigned int)num(argv[2], "CHUNK");
 		o = (unsigned int)num(argv[3], "OWNER");
-		if (!o || o > 65535)
-			die_usage("chunk: OWNER must be 1..65535");
+		if (!o || o > CXLT_MAX_OWNER)
+			die_usage("chunk: OWNER must be 1..%u", CXLT_MAX_OWNER);
 		t = open_dev();
 		ret = assign ? cxltrack_chunk_assign(t, c, o) : cxltrack_chunk_release(t, c, o);
 		if (ret)
@@ -530,8 +530,8 @@ static int cmd_chunk(int argc, char **argv)
 		if (argc != 3)
 			die_usage("chunk list needs OWNER (0: free pool)");
 		o = (unsigned int)num(argv[2], "OWNER");
-		if (o > 65535)
-			die_usage("chunk list: OWNER must be 0..65535");
+		if (o > CXLT_MAX_OWNER)
+			die_usage("chunk list: OWNER must be 0..%u", CXLT_MAX_OWNER);
 		t = open_dev();
 		len = (t->info.num_chunks + 7) / 8;
 		bm = calloc(1, len);
