@@ -431,21 +431,25 @@ class NestedVm:
             return "(the host is gone)"
         con = self.console_text().splitlines()[-lines:]
         log = self.host.run(f"cxlt-vm log {self.spec.name}", check=False).out.splitlines()[-lines:]
+        debug = self.host.run(f"cxlt-vm debug {self.spec.name}", check=False).out
+        resets = debug.count("CPU Reset")
         return (
             f"--- L2 {self.spec.name} qemu.log (tail) ---\n"
             + "\n".join(log)
+            + f"\n--- L2 {self.spec.name} -d cpu_reset,guest_errors log: {resets} CPU resets, tail ---\n"
+            + "\n".join(debug.splitlines()[-lines // 2 :])
             + f"\n--- L2 {self.spec.name} console (tail) ---\n"
             + "\n".join(con)
         )
 
     def save_logs(self) -> None:
-        """Copy the VM's console and QEMU log from the host into its workdir."""
+        """Copy the VM's console, QEMU log and the end of its -d log from the host into its workdir."""
         if not self.host.vm.alive():
             return
         self.workdir.mkdir(parents=True, exist_ok=True)
-        for what in ("console", "log"):
+        for what, file in (("console", "console.log"), ("log", "qemu.log"), ("debug", "debug.log")):
             res = self.host.run(f"cxlt-vm {what} {self.spec.name}", check=False)
-            (self.workdir / ("console.log" if what == "console" else "qemu.log")).write_bytes(res.stdout)
+            (self.workdir / file).write_bytes(res.stdout)
 
     def shutdown(self) -> None:
         if self.stopped:

@@ -121,6 +121,17 @@ class Vm:
 
     # -- paths -------------------------------------------------------------
     @property
+    def debug_log(self) -> Path:
+        return self.cfg.workdir / "debug.log"
+
+    def cpu_resets(self) -> int:
+        """CPU resets QEMU logged (-d cpu_reset): one per vCPU at start-up, more after a guest reset."""
+        try:
+            return self.debug_log.read_text(errors="replace").count("CPU Reset")
+        except OSError:
+            return 0
+
+    @property
     def console_log(self) -> Path:
         return self.cfg.workdir / "console.log"
 
@@ -160,6 +171,11 @@ class Vm:
             "-display",
             "none",
             "-no-reboot",
+            # CPU state at each reset: a guest that triple-faults ends QEMU silently (-no-reboot)
+            "-d",
+            "cpu_reset",
+            "-D",
+            str(self.debug_log),
             "-accel",
             accel,
             "-cpu",
@@ -272,7 +288,8 @@ class Vm:
             except (GuestError, QmpError, OSError, ValueError) as exc:
                 vcpus = f"--- vCPUs ---\n(state unavailable: {exc})\n"
         return (
-            f"QEMU {'running' if rc is None else f'exit status {rc}'}; logs in {self.cfg.workdir}\n"
+            f"QEMU {'running' if rc is None else f'exit status {rc}'}, {self.cpu_resets()} CPU resets logged "
+            f"({self.cfg.topology.smp} at start-up); logs in {self.cfg.workdir}\n"
             + vcpus
             + "--- qemu.log (tail) ---\n"
             + "\n".join(q)
