@@ -249,6 +249,11 @@ class NestedVm:
         if s.accel not in ("kvm", "tcg"):
             raise ValueError(f"accel {s.accel!r}: kvm or tcg")
         cpu = ("host" if s.accel == "kvm" else "max") + ("" if s.paravirt else ",kvm=off")
+        # No SVM in the VM: it runs no VMs of its own, and without it QEMU has no nested
+        # state to migrate. With it, the host's KVM (itself nested on TCG) now and then
+        # refused the state at the destination ("Failed to set nested state: Invalid
+        # argument") and the destination QEMU exited after the switch-over.
+        cpu += ",-svm"
         args = ["-accel", s.accel, "-cpu", cpu, "-M", "q35", "-no-reboot"]
         args += ["-smp", str(s.smp)]
         if s.device is None:
