@@ -7,11 +7,12 @@ window behind an HDM decoder."""
 
 from __future__ import annotations
 
-from cxlt_env import MMIO_BASE, TrackerVM, tracker_props
+from cxlt_env import MMIO_BASE, TrackerVM
 from qemu_util import Qemu
 
 from cxltrack import regs
 from cxltrack.config import DeviceConfig
+from cxltrack.harness.tracker import barwin_topology
 
 RP_DEV = 4  # the root port is 00:04.0; the device's functions are 01:00.0 and 01:00.1
 EP_BUS = 1
@@ -19,24 +20,10 @@ MEM_SIZE = 256 << 20  # the memory backend: the BAR covers more than small confi
 MEM_BAR = 0xD000_0000  # in q35's 32-bit hole, naturally aligned for 256 MiB
 
 
-def barwin_args(mem_size: int = MEM_SIZE, extra_tracker: str = "", tracker: bool = True) -> list[str]:
-    args = [
-        "-M",
-        "q35",
-        "-m",
-        "2G",
-        "-smp",
-        "2",
-        "-object",
-        f"memory-backend-ram,id=vmem0,share=on,size={mem_size}",
-        "-device",
-        f"pcie-root-port,id=rp1,bus=pcie.0,chassis=1,addr={RP_DEV}.0",
-        "-device",
-        "cxltrack-mem,bus=rp1,addr=0.0,multifunction=on,memdev=vmem0,id=mem0",
-    ]
-    if tracker:
-        args += ["-device", "cxltrack,bus=rp1,addr=0.1,id=trk0" + extra_tracker]
-    return args
+def barwin_args(cfg: DeviceConfig | None = None) -> list[str]:
+    """QEMU arguments of the harness's PCIe-attached topology (harness/tracker.py), the
+    tracker `tracker0` configured as `cfg` (or QEMU's defaults)."""
+    return barwin_topology(cfg, mem_size=f"{MEM_SIZE >> 20}M").args()
 
 
 class BarTrackerVM(TrackerVM):
@@ -46,7 +33,7 @@ class BarTrackerVM(TrackerVM):
 
     def __init__(self, cfg: DeviceConfig, tracking: bool = True) -> None:
         self.cfg = cfg
-        self.vm = Qemu(barwin_args(extra_tracker=tracker_props(cfg)), qtest=True)
+        self.vm = Qemu(barwin_args(cfg), qtest=True)
         self.setup_pci()
         self.window = MEM_BAR
 

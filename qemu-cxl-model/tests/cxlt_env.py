@@ -34,15 +34,6 @@ HDM_CTRL_COMMIT, HDM_CTRL_COMMITTED = 1 << 9, 1 << 10
 DECODE_SIZE = 256 << 20
 
 
-def tracker_props(cfg: DeviceConfig) -> str:
-    return (
-        f",capacity={cfg.capacity_bytes},page-shift={cfg.page_shift},slots={cfg.slots}"
-        f",hot-bits={cfg.hot_bits},evq-depth-log2={cfg.evq_depth_log2}"
-        f",chunk-shift={cfg.chunk_shift},disk-bits={cfg.bat_disk_bits}"
-        f",block-bits={cfg.bat_block_bits},tick-ns={cfg.tick_ns}"
-    )
-
-
 class TrackerVM:
     """QEMU (accel=qtest) with the topology, enumerated and decoded."""
 
@@ -50,7 +41,7 @@ class TrackerVM:
 
     def __init__(self, cfg: DeviceConfig, tracking: bool = True) -> None:
         self.cfg = cfg
-        self.vm = Qemu(cxl_args(tracker=True, extra_tracker=tracker_props(cfg)), qtest=True)
+        self.vm = Qemu(cxl_args(cfg=cfg), qtest=True)
         self.setup_pci()
         self.window = self.find_window()
         self.commit_hdm()
@@ -180,7 +171,7 @@ class TrackerVM:
         return self.vm.readq(self.mailbox_base() + 0x18) >> 16 & 0x7F
 
     def msi_count(self) -> int:
-        return int(self.vm.qmp.cmd("qom-get", path="/machine/peripheral/trk0", property="msi-count"))
+        return int(self.vm.qmp.cmd("qom-get", path="/machine/peripheral/tracker0", property="msi-count"))
 
     def close(self) -> int:
         return self.vm.close()

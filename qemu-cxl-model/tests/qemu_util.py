@@ -17,13 +17,13 @@ import time
 from pathlib import Path
 from typing import Self
 
+from cxltrack.config import DeviceConfig
+from cxltrack.harness.topology import cxl_type3_topology
+from cxltrack.harness.tracker import tracker_topology
+
 HERE = Path(__file__).resolve().parent
 MODEL = HERE.parent
 BUILD = MODEL / "build-qemu"
-
-# The CXL topology of docs/toolchain.md: one pxb-cxl host bridge, one root
-# port, one volatile cxl-type3 at function 0 and one 4 GiB fixed window.
-VMEM_SIZE = 256 << 20
 
 
 def qemu_bin() -> str:
@@ -40,34 +40,17 @@ def fw_args() -> list[str]:
     return ["-L", fw] if fw else []
 
 
-def cxl_args(tracker: bool = True, vmem_size: int = VMEM_SIZE, extra_tracker: str = "") -> list[str]:
-    args = [
-        "-M",
-        "q35,cxl=on",
-        "-m",
-        "2G,maxmem=8G,slots=4",
-        "-smp",
-        "2",
-        "-object",
-        f"memory-backend-ram,id=vmem0,share=on,size={vmem_size}",
-        "-device",
-        "pxb-cxl,bus_nr=12,bus=pcie.0,id=cxl.1",
-        "-device",
-        "cxl-rp,port=0,bus=cxl.1,id=root_port13,chassis=0,slot=2",
-    ]
-    if tracker:
-        args += [
-            "-device",
-            "cxl-type3,bus=root_port13,addr=0.0,multifunction=on,volatile-memdev=vmem0,id=cxl-vmem0",
-            "-device",
-            "cxltrack,bus=root_port13,addr=0.1,id=trk0,target=cxl-vmem0" + extra_tracker,
-        ]
-    else:
-        args += [
-            "-device",
-            "cxl-type3,bus=root_port13,volatile-memdev=vmem0,id=cxl-vmem0",
-        ]
-    args += ["-M", "cxl-fmw.0.targets.0=cxl.1,cxl-fmw.0.size=4G"]
+def cxl_args(tracker: bool = True, cfg: DeviceConfig | None = None, extra_tracker: str = "") -> list[str]:
+    """QEMU arguments of the harness's CXL topology (harness/topology.py: one pxb-cxl host
+    bridge, one root port, a volatile cxl-type3 `cxl-vmem0` and a 4 GiB fixed window), with
+    the tracker `tracker0` as function 1 (configured as `cfg`, or QEMU's defaults) unless
+    `tracker` is false. `extra_tracker` (",prop=value...") is appended to the tracker's
+    -device option, for tests of the device's own checks."""
+    if not tracker:
+        return cxl_type3_topology().args()
+    args = tracker_topology(cfg).args()
+    i = next(i for i, a in enumerate(args) if a.startswith("cxltrack,"))
+    args[i] += extra_tracker
     return args
 
 
