@@ -47,10 +47,6 @@ def test_migration_memory_equal_at_switch_over(host: Host) -> None:
     assert q["harvests"] >= results["qemu"].rounds and q["dirty-pages"] > 0, results["qemu"].line()
 
 
-@pytest.mark.skip(
-    reason="known problem: with the client's window overlapping the incoming VM's device range, the "
-    "source QEMU stops answering QMP during the migration (seen twice, cause not found yet)"
-)
 def test_qemu_client_harvesting_the_wrong_pages_loses_writes(host: Host) -> None:
     """Negative control: KVM leaves the device node to the QEMU client, so a client whose
     harvest is off by 2 MiB reports the writer's pages 512 places too low, misses them, and
