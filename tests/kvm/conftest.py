@@ -32,7 +32,7 @@ from cxltrack.harness import Vm
 from cxltrack.harness.kernlog import dmesg_splats
 from cxltrack.harness.kvmstats import DEVICE_DIRTY_LOG_STATS, KVM_PARAM, MOUNT_DEBUGFS, delta, parse_counters
 from cxltrack.harness.pins import out_dir
-from cxltrack.harness.pytest_plugin import default_image, qemu_binary
+from cxltrack.harness.pytest_plugin import default_image, drop_test_dir, qemu_binary
 from cxltrack.harness.tracker import tracker_topology
 from cxltrack.harness.vm import VmConfig
 
@@ -190,5 +190,4 @@ def l1(request: pytest.FixtureRequest) -> Iterator[L1Host]:
         if failed:
             vm.save_dmesg()
         vm.shutdown()
-        if not failed and os.environ.get("CXLTRACK_KEEP_LOGS") != "1":
-            shutil.rmtree(workdir, ignore_errors=True)
+        drop_test_dir(workdir, failed)

@@ -8,8 +8,6 @@ write-protect fault. The small version of `make bench-migrate`."""
 
 from __future__ import annotations
 
-import pytest
-
 from cxltrack.harness.migration import MigrationResult, has_device_dirty_log, migrate_and_compare
 from cxltrack.harness.nested import Host
 

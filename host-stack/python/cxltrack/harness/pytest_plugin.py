@@ -109,7 +109,7 @@ def _report_tail(node: pytest.Item, title: str, text: str, lines: int) -> None:
     node.add_report_section("teardown", title, "\n".join(text.splitlines()[-lines:]))
 
 
-def _drop_test_dir(base: Path, failed: bool) -> None:
+def drop_test_dir(base: Path, failed: bool) -> None:
     """A passing test's logs go (CXLTRACK_KEEP_LOGS=1 keeps them); a failing test's stay."""
     if not failed and os.environ.get("CXLTRACK_KEEP_LOGS") != "1":
         shutil.rmtree(base, ignore_errors=True)
@@ -161,7 +161,7 @@ def boot_vm(request: pytest.FixtureRequest) -> Iterator[BootVm]:
         if failed:
             for i, vm in enumerate(vms):
                 _report_tail(node, f"vm{i} console (tail; full logs in {vm.cfg.workdir})", vm.console_text(), 60)
-        _drop_test_dir(base, failed)
+        drop_test_dir(base, failed)
 
 
 @pytest.fixture
@@ -209,7 +209,7 @@ def boot_host(request: pytest.FixtureRequest) -> Iterator[BootHost]:
                     except OSError:
                         con = "(no console log)"
                     _report_tail(node, f"L2 {v.spec.name} console (tail; logs in {v.workdir})", con, 40)
-        _drop_test_dir(base, failed)
+        drop_test_dir(base, failed)
 
 
 @pytest.fixture
