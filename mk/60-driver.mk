@@ -21,6 +21,7 @@ HOST_CFLAGS := -O2 -g -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE \
 LIBCXLT_SRC := $(wildcard $(TOP)/host-stack/lib/*.c)
 LIBCXLT_HDR := $(wildcard $(TOP)/host-stack/lib/*.h) $(DRIVER_SRC)/include/uapi/linux/cxltrack.h
 CLI_SRC := $(wildcard $(TOP)/host-stack/cli/*.c)
+CLI_HDR := $(wildcard $(TOP)/host-stack/cli/*.h)
 DRVTEST_SRC := $(wildcard $(TOP)/tests/driver/guest/*.c)
 DRVTEST_BIN := $(patsubst $(TOP)/tests/driver/guest/%.c,$(DRIVER_BIN)/%,$(DRVTEST_SRC))
 
@@ -72,7 +73,7 @@ $(DRIVER_LIB)/libcxltrack.a: $(LIBCXLT_SRC) $(LIBCXLT_HDR) $(REGS_H) | guest-dep
 		nice gcc $(HOST_CFLAGS) -c $$s -o $(DRIVER_LIB)/obj/$$(basename $${s%.c}).o || exit 1; done
 	@rm -f $@ && ar rcs $@ $(DRIVER_LIB)/obj/*.o
 
-$(DRIVER_BIN)/cxltrack: $(CLI_SRC) $(DRIVER_LIB)/libcxltrack.a $(LIBCXLT_HDR)
+$(DRIVER_BIN)/cxltrack: $(CLI_SRC) $(CLI_HDR) $(DRIVER_LIB)/libcxltrack.a $(LIBCXLT_HDR)
 	@mkdir -p $(@D)
 	@echo "[host-tools] cc -static cxltrack"
 	@nice gcc $(HOST_CFLAGS) -static -o $@ $(CLI_SRC) $(DRIVER_LIB)/libcxltrack.a -lpthread

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "libcxltrack.h"
+#include "cxltrack_regs.h"
 
 static int ioc(struct cxltrack *t, unsigned long req, void *arg)
 {
@@ -281,16 +282,10 @@ int cxltrack_events(struct cxltrack *t, struct cxlt_event *ev, int max, int time
 
 const char *cxltrack_event_name(unsigned int type)
 {
-	static const char *const names[] = {
-		[CXLT_EV_SLOT_FULL] = "SLOT_FULL",
-		[CXLT_EV_SLOT_TIMEOUT] = "SLOT_TIMEOUT",
-		[CXLT_EV_MERGE_DONE] = "MERGE_DONE",
-		[CXLT_EV_SCRUB_DONE] = "SCRUB_DONE",
-		[CXLT_EV_BAT_INVALIDATED] = "BAT_INVALIDATED",
-		[CXLT_EV_ERROR] = "ERROR",
-	};
+	/* the register map's names (the driver asserts CXLT_EV_* == CXLT_EVENT_*) */
+	static const char *const names[] = CXLT_EVENT_NAMES;
 
-	if (type < sizeof(names) / sizeof(names[0]) && names[type])
+	if (type != CXLT_EVENT_NONE && type < sizeof(names) / sizeof(names[0]) && names[type])
 		return names[type];
 	return "UNKNOWN";
 }
