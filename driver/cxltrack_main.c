@@ -59,6 +59,14 @@ static void cxlt_dev_release(struct device *dev)
 
 #define CAPF(v, reg, f) (((v) & CXLT_##reg##_##f##_MASK) >> CXLT_##reg##_##f##_SHIFT)
 
+static bool cxlt_in_range(u64 v, u64 min, u64 max)
+{
+	return v >= min && v <= max;
+}
+
+/* v within the register map's legal range of configuration field F */
+#define CXLT_IN_RANGE(v, F) cxlt_in_range(v, CXLT_CFG_##F##_MIN, CXLT_CFG_##F##_MAX)
+
 static int cxlt_read_caps(struct cxlt_dev *cd)
 {
 	struct cxlt_caps *c = &cd->caps;
@@ -92,17 +100,22 @@ static int cxlt_read_caps(struct cxlt_dev *cd)
 	c->block_bits = CAPF(bat, CAP_BAT, BLOCK_BITS);
 	c->tick_ns = cxlt_rd(cd, CXLT_CAP_TICK);
 
-	/* The legal ranges of spec section 1.1: anything else is not trusted. */
-	if (c->page_shift < 12 || c->page_shift > 21 ||
-	    !c->num_slots || c->num_slots > CXLT_SLOT_COUNT ||
-	    !c->hot_bits || c->hot_bits > 8 ||
-	    c->evq_depth_log2 < 2 || c->evq_depth_log2 > 12 ||
-	    c->chunk_shift < c->page_shift || c->chunk_shift > 30 ||
+	/*
+	 * The legal ranges of spec section 1.1 (the register map's
+	 * CXLT_CFG_*_MIN/MAX): anything else is not trusted.
+	 */
+	if (!CXLT_IN_RANGE(c->page_shift, PAGE_SHIFT) ||
+	    !CXLT_IN_RANGE(c->num_slots, SLOTS) ||
+	    !CXLT_IN_RANGE(c->hot_bits, HOT_BITS) ||
+	    !CXLT_IN_RANGE(c->evq_depth_log2, EVQ_DEPTH_LOG2) ||
+	    !CXLT_IN_RANGE(c->chunk_shift, CHUNK_SHIFT) ||
+	    c->chunk_shift < c->page_shift ||
 	    !c->num_chunks || c->num_chunks > CXLT_MAX_CHUNKS ||
-	    !c->disk_bits || c->disk_bits > 16 ||
-	    !c->block_bits || c->block_bits > 48 || !c->tick_ns ||
+	    !CXLT_IN_RANGE(c->disk_bits, BAT_DISK_BITS) ||
+	    !CXLT_IN_RANGE(c->block_bits, BAT_BLOCK_BITS) ||
+	    !CXLT_IN_RANGE(c->tick_ns, TICK_NS) ||
 	    !c->pages || c->pages % CXLT_HARVEST_ALIGN_PAGES ||
-	    c->pages > (1ULL << (46 - c->page_shift)) ||
+	    c->pages > (CXLT_CFG_CAPACITY_BYTES_MAX >> c->page_shift) ||
 	    (c->pages << c->page_shift) != (u64)c->num_chunks << c->chunk_shift) {
 		dev_err(dev, "impossible configuration: pages %llu geom %#x chunk %#x bat %#x tick %u\n",
 			c->pages, geom, chunk, bat, c->tick_ns);

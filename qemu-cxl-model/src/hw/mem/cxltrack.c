@@ -573,27 +573,7 @@ static bool cxlt_is_harvest(uint8_t op)
 
 static bool cxlt_known_op(uint8_t op)
 {
-    switch (op) {
-    case CXLT_OP_NOP:
-    case CXLT_OP_HARVEST_DIRTY:
-    case CXLT_OP_HARVEST_ACCESSED:
-    case CXLT_OP_HARVEST_HOTNESS:
-    case CXLT_OP_BAT_SET:
-    case CXLT_OP_BAT_GET:
-    case CXLT_OP_BAT_CLEAR:
-    case CXLT_OP_BAT_DISCARD:
-    case CXLT_OP_SLOT_ALLOC:
-    case CXLT_OP_SLOT_MERGE:
-    case CXLT_OP_SLOT_RELEASE:
-    case CXLT_OP_SLOT_QUERY:
-    case CXLT_OP_CHUNK_ASSIGN:
-    case CXLT_OP_CHUNK_RELEASE:
-    case CXLT_OP_CHUNK_QUERY:
-    case CXLT_OP_CHUNK_LIST:
-        return true;
-    default:
-        return false;
-    }
+    return CXLT_OP_KNOWN(op);   /* the register map's opcode list */
 }
 
 /* Alignment and range of a harvest: 0 if fine, else the status. */
@@ -1063,24 +1043,7 @@ static bool cxlt_in_result(hwaddr addr)
 
 static bool cxlt_reg_writable(hwaddr addr)
 {
-    switch (addr) {
-    case CXLT_CTRL:
-    case CXLT_SLOT_TIMEOUT:
-    case CXLT_INT_STATUS:
-    case CXLT_INT_ENABLE:
-    case CXLT_ERR_STATUS:
-    case CXLT_EVQ_POP:
-    case CXLT_CMD_ARG0_LO:
-    case CXLT_CMD_ARG0_HI:
-    case CXLT_CMD_ARG1_LO:
-    case CXLT_CMD_ARG1_HI:
-    case CXLT_CMD_ARG2_LO:
-    case CXLT_CMD_ARG2_HI:
-    case CXLT_CMD_OP:
-        return true;
-    default:
-        return false;
-    }
+    return CXLT_REG_WRITABLE(addr);   /* the register map's access table */
 }
 
 static uint64_t cxlt_mmio_read(void *opaque, hwaddr addr, unsigned size)
@@ -1136,30 +1099,27 @@ static void cxlt_mmio_write(void *opaque, hwaddr addr, uint64_t val,
         return;
     }
 
+    /* Write and write-1-to-clear masks: the register map's. */
     switch (addr) {
     case CXLT_CTRL:
-        s->ctrl = v & (CXLT_CTRL_TRACK_EN_MASK | CXLT_CTRL_BAT_INV_EVT_EN_MASK);
+        s->ctrl = v & CXLT_CTRL_WRITE_MASK;
         cxlt_update_irq(s, false);
         break;
     case CXLT_SLOT_TIMEOUT:
-        s->slot_timeout = v & CXLT_SLOT_TIMEOUT_TICKS_MASK;
+        s->slot_timeout = v & CXLT_SLOT_TIMEOUT_WRITE_MASK;
         cxlt_update_irq(s, false);
         cxlt_slot_timer_arm(s);
         break;
     case CXLT_INT_ENABLE:
-        s->int_enable = v & (CXLT_INT_ENABLE_EVQ_MASK |
-                             CXLT_INT_ENABLE_CMD_DONE_MASK |
-                             CXLT_INT_ENABLE_ERROR_MASK);
+        s->int_enable = v & CXLT_INT_ENABLE_WRITE_MASK;
         cxlt_update_irq(s, true);
         break;
     case CXLT_INT_STATUS:
-        s->int_status &= ~(v & (CXLT_INT_STATUS_CMD_DONE_MASK |
-                                CXLT_INT_STATUS_ERROR_MASK));
+        s->int_status &= ~(v & CXLT_INT_STATUS_W1C_MASK);
         cxlt_update_irq(s, true);
         break;
     case CXLT_ERR_STATUS:
-        s->err_status &= ~(v & (CXLT_ACCESS_ERRORS |
-                                CXLT_ERR_STATUS_EVQ_OVERFLOW_MASK));
+        s->err_status &= ~(v & CXLT_ERR_STATUS_W1C_MASK);
         break;
     case CXLT_EVQ_POP:
         if (v & CXLT_EVQ_POP_POP_MASK) {
@@ -1259,36 +1219,38 @@ static bool cxlt_check_config(CXLTrackState *s, Error **errp)
 {
     uint64_t static_cap = cxlt_target_size(s);
 
-    if (s->page_shift < 12 || s->page_shift > 21) {
-        error_setg(errp, "page-shift must be 12..21");
-        return false;
+    const struct {
+        const char *name;
+        uint64_t value, min, max;
+    } ranges[] = {
+        { "page-shift", s->page_shift,
+          CXLT_CFG_PAGE_SHIFT_MIN, CXLT_CFG_PAGE_SHIFT_MAX },
+        { "slots", s->num_slots, CXLT_CFG_SLOTS_MIN, CXLT_CFG_SLOTS_MAX },
+        { "hot-bits", s->hot_bits,
+          CXLT_CFG_HOT_BITS_MIN, CXLT_CFG_HOT_BITS_MAX },
+        { "evq-depth-log2", s->evq_depth_log2,
+          CXLT_CFG_EVQ_DEPTH_LOG2_MIN, CXLT_CFG_EVQ_DEPTH_LOG2_MAX },
+        { "chunk-shift", s->chunk_shift,
+          CXLT_CFG_CHUNK_SHIFT_MIN, CXLT_CFG_CHUNK_SHIFT_MAX },
+        { "disk-bits", s->disk_bits,
+          CXLT_CFG_BAT_DISK_BITS_MIN, CXLT_CFG_BAT_DISK_BITS_MAX },
+        { "block-bits", s->block_bits,
+          CXLT_CFG_BAT_BLOCK_BITS_MIN, CXLT_CFG_BAT_BLOCK_BITS_MAX },
+        { "tick-ns", s->tick_ns, CXLT_CFG_TICK_NS_MIN, CXLT_CFG_TICK_NS_MAX },
+    };
+
+    /* the legal ranges are the register map's (regmap/cxltrack.rdl) */
+    for (size_t i = 0; i < ARRAY_SIZE(ranges); i++) {
+        uint64_t v = ranges[i].value;
+
+        if (v < ranges[i].min || v > ranges[i].max) {
+            error_setg(errp, "%s must be %" PRIu64 "..%" PRIu64,
+                       ranges[i].name, ranges[i].min, ranges[i].max);
+            return false;
+        }
     }
-    if (s->num_slots < 1 || s->num_slots > CXLT_SLOT_COUNT) {
-        error_setg(errp, "slots must be 1..%d", CXLT_SLOT_COUNT);
-        return false;
-    }
-    if (s->hot_bits < 1 || s->hot_bits > 8) {
-        error_setg(errp, "hot-bits must be 1..8");
-        return false;
-    }
-    if (s->evq_depth_log2 < 2 || s->evq_depth_log2 > 12) {
-        error_setg(errp, "evq-depth-log2 must be 2..12");
-        return false;
-    }
-    if (s->chunk_shift < s->page_shift || s->chunk_shift > 30) {
-        error_setg(errp, "chunk-shift must be page-shift..30");
-        return false;
-    }
-    if (s->disk_bits < 1 || s->disk_bits > 16) {
-        error_setg(errp, "disk-bits must be 1..16");
-        return false;
-    }
-    if (s->block_bits < 1 || s->block_bits > 48) {
-        error_setg(errp, "block-bits must be 1..48");
-        return false;
-    }
-    if (!s->tick_ns) {
-        error_setg(errp, "tick-ns must not be 0");
+    if (s->chunk_shift < s->page_shift) {
+        error_setg(errp, "chunk-shift must not be below page-shift");
         return false;
     }
     if (!s->capacity) {
