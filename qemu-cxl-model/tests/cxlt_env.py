@@ -171,7 +171,7 @@ class TrackerVM:
         return self.vm.readq(self.mailbox_base() + 0x18) >> 16 & 0x7F
 
     def msi_count(self) -> int:
-        return int(self.vm.qmp.cmd("qom-get", path="/machine/peripheral/tracker0", property="msi-count"))
+        return int(self.vm.qmp.command("qom-get", path="/machine/peripheral/tracker0", property="msi-count"))
 
     def close(self) -> int:
         return self.vm.close()

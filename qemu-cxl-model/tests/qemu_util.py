@@ -8,7 +8,6 @@ is no race between QEMU creating a socket and the test connecting to it.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import socket
 import subprocess
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Self
 
 from cxltrack.config import DeviceConfig
+from cxltrack.harness.qmp import Qmp
 from cxltrack.harness.topology import cxl_type3_topology
 from cxltrack.harness.tracker import tracker_topology
 
@@ -52,35 +52,6 @@ def cxl_args(tracker: bool = True, cfg: DeviceConfig | None = None, extra_tracke
     i = next(i for i, a in enumerate(args) if a.startswith("cxltrack,"))
     args[i] += extra_tracker
     return args
-
-
-class QMP:
-    def __init__(self, sock: socket.socket):
-        self.sock = sock
-        self.buf = b""
-        self._readmsg()  # greeting
-        self.cmd("qmp_capabilities")
-
-    def _readmsg(self) -> dict:
-        while b"\n" not in self.buf:
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise EOFError("QMP closed")
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return json.loads(line)
-
-    def cmd(self, name: str, **args) -> object:
-        self.sock.sendall(json.dumps({"execute": name, "arguments": args}).encode() + b"\n")
-        while True:
-            msg = self._readmsg()
-            if "return" in msg:
-                return msg["return"]
-            if "error" in msg:
-                raise RuntimeError(f"QMP {name}: {msg['error']}")
-
-    def hmp(self, line: str) -> str:
-        return str(self.cmd("human-monitor-command", **{"command-line": line}))
 
 
 class Qemu:
@@ -123,7 +94,7 @@ class Qemu:
                 self.qbuf = b""
             qs, _ = listeners["qmp"].accept()
             qs.settimeout(timeout)
-            self.qmp = QMP(qs)
+            self.qmp = Qmp(qs, timeout=timeout)
         except (OSError, EOFError, RuntimeError, ValueError):
             self.proc.kill()
             self.proc.wait()
@@ -209,7 +180,7 @@ class Qemu:
         """Quit QEMU and return its exit status (negative: killed by signal)."""
         if self.proc.poll() is None:
             with contextlib.suppress(OSError, EOFError, RuntimeError):
-                self.qmp.cmd("quit")
+                self.qmp.command("quit")
             try:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:

@@ -107,7 +107,7 @@ def test_target_defaults_to_function_0_and_is_exclusive() -> None:
     no_target = [a.replace(",target=cxl-vmem0", "") for a in args]
     assert no_target != args
     with qemu_util.Qemu([a for a in no_target if a not in base]) as vm:
-        target = vm.qmp.cmd("qom-get", path="/machine/peripheral/tracker0", property="target")
+        target = vm.qmp.command("qom-get", path="/machine/peripheral/tracker0", property="target")
         assert target == "/machine/peripheral/cxl-vmem0"
     twice = [*args, "-device", "cxltrack,bus=root_port13,addr=0.2,target=cxl-vmem0"]
     r = subprocess.run(twice, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)

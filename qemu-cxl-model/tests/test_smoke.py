@@ -76,7 +76,7 @@ def test_cxl_topology_boots(tmp_path: Path, tracker: bool) -> None:
         assert "BAR0" in bus13 and "BAR2" in bus13, pci
         if tracker:
             # Function 1: the tracker, class 0580, BAR0 of 128 KiB, MSI-X BAR.
-            devs = [d for b in vm.qmp.cmd("query-pci") for d in _walk(b["devices"])]
+            devs = [d for b in vm.qmp.command("query-pci") for d in _walk(b["devices"])]
             trk = [d for d in devs if d["bus"] == 13 and d["slot"] == 0 and d["function"] == 1]
             assert trk, pci
             d = trk[0]

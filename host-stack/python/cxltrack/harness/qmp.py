@@ -49,6 +49,10 @@ class Qmp:
                 raise QmpError(f"{name}: {msg['error']}")
             return msg.get("return")
 
+    def hmp(self, line: str) -> str:
+        """A human monitor command's text output."""
+        return str(self.command("human-monitor-command", **{"command-line": line}))
+
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.sock.close()

@@ -304,10 +304,7 @@ class Vm:
         if qmp is None or not self.alive():
             raise GuestError("VM not running")
 
-        def hmp(line: str) -> str:
-            return str(qmp.command("human-monitor-command", **{"command-line": line}))
-
-        return probe(hmp)
+        return probe(qmp.hmp)
 
     def _wedged(self) -> list[VcpuState]:
         try:
