@@ -39,9 +39,7 @@ from cxltrack.harness.vm import VmConfig
 pytest_plugins = ["cxltrack.harness.pytest_plugin"]
 
 BIN = "/opt/cxltrack/bin"
-STATS = DEVICE_DIRTY_LOG_STATS
 TRACKER = "/sys/class/cxltrack/cxltrack0"
-PARAM = KVM_PARAM
 STOCK_DIR = "/lib/modules/$(uname -r)/kernel/arch/x86/kvm"
 BUILDS = ("patched", "patched-off", "stock")
 # The whole matrix (`make test-kvm-full`) or the small one of `make test`.
@@ -85,15 +83,15 @@ class L1Host:
             # kvm-amd needs ccp (SEV); insmod does not load dependencies.
             self.run("modprobe irqbypass && modprobe ccp")
             self.run(f"insmod {STOCK_DIR}/kvm.ko && insmod {STOCK_DIR}/kvm-amd.ko")
-            loaded = self.run(f"test -e {PARAM} && echo patched || echo stock").out.strip()
+            loaded = self.run(f"test -e {KVM_PARAM} && echo patched || echo stock").out.strip()
             assert loaded == "stock", "insmod of Debian's kvm.ko loaded a module with device_dirty_log"
         else:
             # modprobe must pick the project's modules (extra/) over Debian's.
             self.run("modprobe kvm_amd")
-            assert self.run(f"test -e {PARAM} && echo yes || echo no").out.strip() == "yes", (
+            assert self.run(f"test -e {KVM_PARAM} && echo yes || echo no").out.strip() == "yes", (
                 "modprobe kvm_amd did not load the patched KVM (no kvm.device_dirty_log)"
             )
-            self.run(f"echo {'N' if build == 'patched-off' else 'Y'} > {PARAM}")
+            self.run(f"echo {'N' if build == 'patched-off' else 'Y'} > {KVM_PARAM}")
         assert "svm" in self.run("cat /proc/cpuinfo").out, "the L1 CPU has no SVM"
         self.build = build
 
@@ -101,7 +99,7 @@ class L1Host:
         """KVM's device dirty log counters ({} on stock KVM) and the tracker's, in one
         guest command."""
         names = ("syncs", "pages", "dirty", "losses", "users")
-        kvm = f"cat {STATS}; " if self.build != "stock" else ""
+        kvm = f"cat {DEVICE_DIRTY_LOG_STATS}; " if self.build != "stock" else ""
         out = self.run(f"{kvm}cd {TRACKER}/dirty_log && for f in {' '.join(names)}; do echo t_$f $(cat $f); done").out
         both = parse_counters(out)
         tracker = {k[2:]: v for k, v in both.items() if k.startswith("t_")}

@@ -118,19 +118,25 @@ def set_dirty_log(host: Host, dirty_log: str) -> None:
 
 def wait_migrated(src: NestedVm, timeout: float) -> dict[str, object]:
     end = time.monotonic() + timeout
-    assert src.qmp is not None
-    while time.monotonic() < end:
-        # The monitor does not answer while the migration's completion holds QEMU's big lock
-        # (vCPUs stopped, the last dirty pages sent): under emulation and load that has taken
-        # longer than a QMP command's usual minute, so a poll may wait as long as the migration.
-        src.qmp.sock.settimeout(max(end - time.monotonic(), 1.0))
-        info: dict[str, object] = src.qmp.command("query-migrate")
-        status = info.get("status")
-        if status == "completed":
-            return info
-        if status in ("failed", "cancelled"):
-            raise GuestError(f"migration {status}: {info}")
-        time.sleep(0.5)
+    qmp = src.qmp
+    assert qmp is not None
+    usual = qmp.sock.gettimeout()
+    try:
+        while time.monotonic() < end:
+            # The monitor does not answer while the migration's completion holds QEMU's big
+            # lock (vCPUs stopped, the last dirty pages sent): under emulation and load that has
+            # taken longer than a QMP command's usual minute, so a poll may wait as long as the
+            # migration.
+            qmp.sock.settimeout(max(end - time.monotonic(), 1.0))
+            info: dict[str, object] = qmp.command("query-migrate")
+            status = info.get("status")
+            if status == "completed":
+                return info
+            if status in ("failed", "cancelled"):
+                raise GuestError(f"migration {status}: {info}")
+            time.sleep(0.5)
+    finally:
+        qmp.sock.settimeout(usual)
     raise TimeoutError(f"migration did not complete in {timeout:.0f} s")
 
 

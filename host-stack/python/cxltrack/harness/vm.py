@@ -114,6 +114,7 @@ class Vm:
         self.qmp: Qmp | None = None
         self.boot_seconds: float | None = None
         self.guest_uptime_at_ready: float | None = None
+        self.resets_at_ready: int | None = None  # CPU resets QEMU had logged when the agent was ready
         self._tmp: Path | None = None
         self._qemu_log: IO[bytes] | None = None
         self._transcript: TextIO | None = None
@@ -125,7 +126,8 @@ class Vm:
         return self.cfg.workdir / "debug.log"
 
     def cpu_resets(self) -> int:
-        """CPU resets QEMU logged (-d cpu_reset): one per vCPU at start-up, more after a guest reset."""
+        """CPU resets QEMU logged (-d cpu_reset): a few per vCPU while the machine starts, more
+        after a guest reset (resets_at_ready is the count at boot)."""
         try:
             return self.debug_log.read_text(errors="replace").count("CPU Reset")
         except OSError:
@@ -255,6 +257,7 @@ class Vm:
             except (TimeoutError, GuestError) as exc:
                 raise GuestError(f"guest did not become ready: {exc}\n{self._diagnostics()}") from exc
             self.boot_seconds = time.monotonic() - t0
+            self.resets_at_ready = self.cpu_resets()
             parts = ready.split()
             if len(parts) == 2:
                 self.guest_uptime_at_ready = float(parts[1])
@@ -289,7 +292,8 @@ class Vm:
                 vcpus = f"--- vCPUs ---\n(state unavailable: {exc})\n"
         return (
             f"QEMU {'running' if rc is None else f'exit status {rc}'}, {self.cpu_resets()} CPU resets logged "
-            f"({self.cfg.topology.smp} at start-up); logs in {self.cfg.workdir}\n"
+            f"({self.resets_at_ready if self.resets_at_ready is not None else '?'} when the guest was ready); "
+            f"logs in {self.cfg.workdir}\n"
             + vcpus
             + "--- qemu.log (tail) ---\n"
             + "\n".join(q)

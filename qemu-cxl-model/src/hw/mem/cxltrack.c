@@ -60,8 +60,6 @@ struct CXLTrackMemState {
 
 #define CXLT_LINE 64
 #define CXLT_WORD_PAGES 64
-#define CXLT_MAX_BITMAP (CXLT_RESULT_SIZE * 8)
-#define CXLT_MAX_HOTNESS CXLT_RESULT_SIZE
 #define CXLT_MSIX_BAR 2
 #define CXLT_PCIE_CAP 0x80
 
@@ -571,11 +569,6 @@ static bool cxlt_is_harvest(uint8_t op)
            op == CXLT_OP_HARVEST_HOTNESS;
 }
 
-static bool cxlt_known_op(uint8_t op)
-{
-    return CXLT_OP_KNOWN(op);   /* the register map's opcode list */
-}
-
 /* Alignment and range of a harvest: 0 if fine, else the status. */
 static uint8_t cxlt_harvest_range(CXLTrackState *s, uint64_t start,
                                   uint64_t count, uint64_t limit)
@@ -594,7 +587,8 @@ static CXLTResult cxlt_harvest_bits(CXLTrackState *s, uint64_t *bitmap,
                                     uint64_t start, uint64_t count,
                                     bool clear)
 {
-    uint8_t code = cxlt_harvest_range(s, start, count, CXLT_MAX_BITMAP);
+    uint8_t code = cxlt_harvest_range(s, start, count,
+                                      CXLT_HARVEST_MAX_BITMAP_PAGES);
     uint64_t w, total = 0;
     uint32_t n = 0;
 
@@ -618,7 +612,8 @@ static CXLTResult cxlt_harvest_bits(CXLTrackState *s, uint64_t *bitmap,
 static CXLTResult cxlt_harvest_hotness(CXLTrackState *s, uint64_t start,
                                        uint64_t count, bool clear, bool decay)
 {
-    uint8_t code = cxlt_harvest_range(s, start, count, CXLT_MAX_HOTNESS);
+    uint8_t code = cxlt_harvest_range(s, start, count,
+                                      CXLT_HARVEST_MAX_HOTNESS_PAGES);
     uint64_t i, nonzero = 0;
 
     if (code) {
@@ -780,7 +775,7 @@ static CXLTResult cxlt_execute(CXLTrackState *s, uint8_t op, bool clear,
     int i;
 
     /* Checks in spec order: opcode, flags, alignment, ranges, state. */
-    if (!cxlt_known_op(op)) {
+    if (!CXLT_OP_KNOWN(op)) {   /* the register map's opcode list */
         return cxlt_status(CXLT_STATUS_UNKNOWN_OP);
     }
     if (rsvd || ((clear || decay) && !cxlt_is_harvest(op))) {
@@ -1041,11 +1036,6 @@ static bool cxlt_in_result(hwaddr addr)
     return addr >= CXLT_RESULT && addr < CXLT_RESULT + CXLT_RESULT_SIZE;
 }
 
-static bool cxlt_reg_writable(hwaddr addr)
-{
-    return CXLT_REG_WRITABLE(addr);   /* the register map's access table */
-}
-
 static uint64_t cxlt_mmio_read(void *opaque, hwaddr addr, unsigned size)
 {
     CXLTrackState *s = opaque;
@@ -1089,7 +1079,7 @@ static void cxlt_mmio_write(void *opaque, hwaddr addr, uint64_t val,
         cxlt_access_error(s, BAD_REG, addr);
         return;
     }
-    if (!cxlt_reg_writable(addr & ~3ULL)) {
+    if (!CXLT_REG_WRITABLE(addr & ~3ULL)) {   /* the register map's table */
         /* Read-only registers and reserved offsets. */
         cxlt_access_error(s, BAD_REG, addr);
         return;
