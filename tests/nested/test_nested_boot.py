@@ -4,9 +4,12 @@ cxltrack device: the device sees exactly the pages the VM wrote, in both region 
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
-from cxltrack.harness.nested import DeviceMemory, Host, MiB, NestedVm, VmSpec
+from cxltrack.harness.agent import GuestError
+from cxltrack.harness.nested import START_RESETS_PER_VCPU, DeviceMemory, Host, MiB, NestedVm, VmSpec
 from cxltrack.harness.pytest_plugin import BootHost
 
 BootRecord = list[tuple[str, str, float]]
@@ -85,3 +88,20 @@ def test_two_vms_each_on_its_own_device_range(host: Host) -> None:
         assert w <= dirty, f"vm{i}: {len(w - dirty)} written pages not dirty"
         assert len(dirty & set(range(lo, hi))) < 2 * len(w)
     assert written[0].isdisjoint(written[1])
+
+
+def test_a_vm_that_reboots_in_use_fails_its_test(host: Host) -> None:
+    """A guest reset reboots an L2 VM (its QEMU has no -no-reboot, so that an early death is
+    logged, not a silent exit); a reset after the VM was ready lost the guest's state, and
+    shutting the VM down says so."""
+    vm = host.start_vm(VmSpec("vm0"))
+    assert vm.resets_at_ready == START_RESETS_PER_VCPU * vm.spec.smp and vm.guest_resets() == 0
+    assert vm.qmp is not None
+    vm.qmp.command("system_reset")
+    deadline = time.monotonic() + 60
+    while vm.guest_resets() < 1:
+        assert time.monotonic() < deadline, f"no CPU reset logged after system_reset: {vm.cpu_resets()}"
+        time.sleep(1)
+    with pytest.raises(GuestError, match="was reset while in use"):
+        vm.shutdown()
+    assert vm.stopped

@@ -218,6 +218,10 @@ class VmSpec:
     command_timeout: float = 120.0
 
 
+# CPU resets QEMU logs per x86 vCPU while a machine starts (NestedVm.guest_resets).
+START_RESETS_PER_VCPU = 2
+
+
 def _drain(sock: socket.socket) -> None:
     """Drop bytes a previous VM of the slot left in the relay socket."""
     sock.settimeout(0.0)
@@ -242,6 +246,7 @@ class NestedVm:
         self.pid: int | None = None
         self.stopped = False
         self._device_gpa: int | None = None
+        self.resets_at_ready: int | None = None  # CPU resets logged when the agent was ready
 
     # -- command line ------------------------------------------------------------
     def qemu_args(self) -> list[str]:
@@ -254,7 +259,11 @@ class NestedVm:
         # refused the state at the destination ("Failed to set nested state: Invalid
         # argument") and the destination QEMU exited after the switch-over.
         cpu += ",-svm"
-        args = ["-accel", s.accel, "-cpu", cpu, "-M", "q35", "-no-reboot"]
+        # A guest reset reboots the VM (no -no-reboot): under nested SVM on TCG an L2 kernel
+        # has now and then died before its console came up, and with -no-reboot its QEMU then
+        # exited with status 0 and no trace. Now -d cpu_reset logs the CPU state at the reset,
+        # start() reports a reboot before ready, and a reboot after ready fails the test.
+        args = ["-accel", s.accel, "-cpu", cpu, "-M", "q35"]
         args += ["-smp", str(s.smp)]
         if s.device is None:
             args += ["-m", f"{s.memory // MiB}M"]
@@ -296,7 +305,9 @@ class NestedVm:
             ]
         img = self.host.image.vm
         hotplug = "memhp_default_state=online_movable" if s.device is not None else ""
-        cmdline = " ".join(f"{img.append} {hotplug} {s.append}".split())
+        # earlyprintk: a kernel that dies before its console driver starts still leaves its
+        # last words on the console
+        cmdline = " ".join(f"{img.append} earlyprintk=serial {hotplug} {s.append}".split())
         args += ["-kernel", f"{L2_DIR}/vmlinuz", "-initrd", f"{L2_DIR}/initrd", "-append", cmdline]
         if s.incoming:
             args += ["-incoming", s.incoming]
@@ -321,7 +332,27 @@ class NestedVm:
             self.save_logs()
             raise GuestError(f"L2 VM {self.spec.name} did not become ready: {exc}\n{self.diagnostics()}") from exc
         self.boot_seconds = time.monotonic() - t0
+        self.resets_at_ready = self.cpu_resets()
+        guest_resets = self.guest_resets()
+        if guest_resets:
+            # The VM is usable (it rebooted and came up), but say so and keep the evidence.
+            self.save_logs()
+            print(
+                f"[nested] L2 VM {self.spec.name}: the guest reset {guest_resets} time(s) before it was "
+                f"ready; its console and -d cpu_reset log (CPU state at each reset) are in {self.workdir}"
+            )
         return self
+
+    def cpu_resets(self) -> int:
+        """CPU resets the VM's QEMU logged (-d cpu_reset)."""
+        out = self.host.run(f"cxlt-vm resets {self.spec.name}", check=False).out.strip()
+        return int(out) if out.isdigit() else 0
+
+    def guest_resets(self) -> int:
+        """Resets of the guest since its QEMU started: QEMU resets each x86 vCPU twice while
+        the machine starts (when it creates the vCPU and at the first system reset, also for a
+        migration target) and once at every guest reset."""
+        return max(self.cpu_resets() - START_RESETS_PER_VCPU * self.spec.smp, 0) // self.spec.smp
 
     def alive(self) -> bool:
         return not self.stopped and self.host.vm.alive()
@@ -437,11 +468,11 @@ class NestedVm:
         con = self.console_text().splitlines()[-lines:]
         log = self.host.run(f"cxlt-vm log {self.spec.name}", check=False).out.splitlines()[-lines:]
         debug = self.host.run(f"cxlt-vm debug {self.spec.name}", check=False).out
-        resets = debug.count("CPU Reset")
         return (
             f"--- L2 {self.spec.name} qemu.log (tail) ---\n"
             + "\n".join(log)
-            + f"\n--- L2 {self.spec.name} -d cpu_reset,guest_errors log: {resets} CPU resets, tail ---\n"
+            + f"\n--- L2 {self.spec.name} -d cpu_reset,guest_errors log ({self.cpu_resets()} CPU resets, "
+            f"{self.resets_at_ready if self.resets_at_ready is not None else '?'} when ready), tail ---\n"
             + "\n".join(debug.splitlines()[-lines // 2 :])
             + f"\n--- L2 {self.spec.name} console (tail) ---\n"
             + "\n".join(con)
@@ -459,6 +490,11 @@ class NestedVm:
     def shutdown(self) -> None:
         if self.stopped:
             return
+        rebooted = None
+        ready = self.resets_at_ready if self.spec.incoming is None else START_RESETS_PER_VCPU * self.spec.smp
+        if ready is not None and self.host.vm.alive() and self.cpu_resets() > ready:
+            self.save_logs()
+            rebooted = f"L2 VM {self.spec.name} was reset while in use\n{self.diagnostics()}"
         if self.qmp is not None:
             with contextlib.suppress(OSError, QmpError, ValueError):
                 self.qmp.sock.settimeout(5)
@@ -467,6 +503,8 @@ class NestedVm:
             self.host.run(f"cxlt-vm stop {self.spec.name}", check=False, timeout=60)
         self.stopped = True
         self.host.release(self)
+        if rebooted is not None:
+            raise GuestError(rebooted)
 
 
 class Host:
