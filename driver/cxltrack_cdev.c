@@ -12,9 +12,10 @@
  * on the calling task at each call, so a privileged process can open the
  * device and hand the file to a tenant without privileges. Without
  * CAP_SYS_ADMIN a caller may only read (INFO, STATS, a CTRL query, a
- * harvest without CLEAR/DECAY, BAT_GET, CHUNK_QUERY/CHUNK_LIST) and use
- * slots it allocated itself; everything that changes device-wide state or
- * a page's state needs CAP_SYS_ADMIN.
+ * harvest without CLEAR/DECAY, BAT_GET, CHUNK_QUERY/CHUNK_LIST), use slots
+ * it allocated itself and release chunks bound to it (cxltrack_chunk.c);
+ * everything that changes device-wide state or a page's state needs
+ * CAP_SYS_ADMIN.
  */
 #include <linux/capability.h>
 #include <linux/fs.h>
@@ -364,7 +365,8 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case CXLT_IOC_CHUNK:
 		if (copy_from_user(&u.ch, argp, sizeof(u.ch)))
 			return -EFAULT;
-		if (u.ch.op != CXLT_CHUNK_QUERY && cxlt_need_admin())
+		/* A file releases its own bound chunks without privileges. */
+		if (u.ch.op == CXLT_CHUNK_ASSIGN && cxlt_need_admin())
 			return -EPERM;
 		ret = cxlt_do_chunk(cd, f, &u.ch);
 		if (!ret && copy_to_user(argp, &u.ch, sizeof(u.ch)))

@@ -2,9 +2,20 @@
 /*
  * cxltrack chunk owner table and scrub (spec section 7). The device does
  * not check ownership on memory access; the host does, with its mappings.
+ *
+ * Binding (driver/README.md "Permissions"): a chunk a file assigns is bound
+ * to that file with its owner id, unless the file asks for a detached chunk
+ * (CXLT_CHUNK_F_DETACH). Only the binding file may release a bound chunk,
+ * and closing the file releases it, so a tenant that dies gives its memory
+ * back scrubbed. An owner id with a bound chunk belongs to that file: no
+ * other file, detached assignment or in-kernel user may assign to it, so
+ * events and CHUNK_LIST of that owner describe one tenant. The device's own
+ * list (CHUNK_LIST) is the authority on which chunks an owner has.
  */
+#include <linux/capability.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
+#include <linux/slab.h>
 
 #include "cxltrack_core.h"
 
@@ -59,6 +70,86 @@ static int cxlt_chunk_scrub(struct cxlt_dev *cd, u32 chunk, u32 owner)
 	return 0;
 }
 
+/* CHUNK_LIST(@owner) into @bitmap (ceil(num_chunks / 8) bytes); caller holds cmd_lock. */
+static int cxlt_chunk_list_locked(struct cxlt_dev *cd, u32 owner, u8 *bitmap,
+				  u64 *count)
+{
+	size_t len = DIV_ROUND_UP(cd->caps.num_chunks, 8);
+	struct cxlt_cmd_res res;
+	u64 bits = 0;
+	size_t i;
+	int ret;
+
+	lockdep_assert_held(&cd->cmd_lock);
+	ret = cxlt_cmd(cd, CXLT_OP_CHUNK_LIST, 0, 0, owner, 0, &res);
+	if (ret)
+		return ret;
+	cxlt_read_window(cd, bitmap, len);
+	/* Bits past num_chunks are not produced by the device: drop them. */
+	if (cd->caps.num_chunks % 8)
+		bitmap[len - 1] &= (1U << (cd->caps.num_chunks % 8)) - 1;
+	for (i = 0; i < len; i++)
+		bits += hweight8(bitmap[i]);
+	if (bits != res.r0) {
+		dev_err_ratelimited(&cd->dev, "CHUNK_LIST(%u): count %llu, bitmap %llu\n",
+				    owner, res.r0, bits);
+		return -EIO;
+	}
+	*count = bits;
+	return 0;
+}
+
+/*
+ * May @bind (a file, or NULL for a detached or in-kernel assignment) give a
+ * chunk to @owner? Only if every chunk the device lists for @owner is bound
+ * to @bind: an owner id is one file's, or nobody's in particular. Caller
+ * holds cmd_lock.
+ */
+static int cxlt_chunk_owner_free_for(struct cxlt_dev *cd, u32 owner,
+				     struct cxlt_file *bind)
+{
+	size_t len = DIV_ROUND_UP(cd->caps.num_chunks, 8);
+	unsigned long c;
+	u64 count;
+	u8 *bitmap;
+	int ret;
+
+	bitmap = kzalloc(len, GFP_KERNEL);
+	if (!bitmap)
+		return -ENOMEM;
+	ret = cxlt_chunk_list_locked(cd, owner, bitmap, &count);
+	if (!ret) {
+		/* The window's bitmap: bit c % 8 of byte c / 8 is chunk c. */
+		for (c = 0; c < cd->caps.num_chunks; c++) {
+			if (!(bitmap[c / 8] & BIT(c % 8)))
+				continue;
+			if (cd->chunk_bind[c].file != bind) {
+				ret = -EPERM;
+				break;
+			}
+		}
+	}
+	kfree(bitmap);
+	return ret;
+}
+
+/*
+ * Release permission for the caller: a chunk bound to a file is that file's
+ * alone (the kernel included); an unbound chunk needs CAP_SYS_ADMIN from a
+ * file. Caller holds cmd_lock.
+ */
+static int cxlt_chunk_may_release(struct cxlt_dev *cd, struct cxlt_file *f,
+				  u32 chunk)
+{
+	struct cxlt_file *holder = cd->chunk_bind[chunk].file;
+
+	if (holder)
+		return holder == f ? 0 : -EPERM;
+	if (f && !capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	return 0;
+}
+
 int cxlt_do_chunk(struct cxlt_dev *cd, struct cxlt_file *f,
 		  struct cxlt_chunk *c)
 {
@@ -67,28 +158,45 @@ int cxlt_do_chunk(struct cxlt_dev *cd, struct cxlt_file *f,
 		[CXLT_CHUNK_RELEASE] = CXLT_OP_CHUNK_RELEASE,
 		[CXLT_CHUNK_QUERY] = CXLT_OP_CHUNK_QUERY,
 	};
+	struct cxlt_file *bind = NULL;
 	struct cxlt_cmd_res res;
 	int ret;
 
-	if (c->op > CXLT_CHUNK_QUERY || c->flags || c->reserved0 ||
-	    c->reserved[0] || c->reserved[1])
+	if (c->op > CXLT_CHUNK_QUERY || c->reserved0 || c->reserved[0] ||
+	    c->reserved[1])
+		return -EINVAL;
+	if (c->flags & ~CXLT_CHUNK_F_DETACH ||
+	    (c->flags && c->op != CXLT_CHUNK_ASSIGN))
 		return -EINVAL;
 	if (c->chunk >= cd->caps.num_chunks)
 		return -ERANGE;
 	if (c->op != CXLT_CHUNK_QUERY && (!c->owner || c->owner > CXLT_MAX_OWNER))
 		return -ERANGE;
+	if (c->op == CXLT_CHUNK_ASSIGN && !(c->flags & CXLT_CHUNK_F_DETACH))
+		bind = f;
 
 	ret = cxlt_enter(cd, f);
 	if (ret)
 		return ret;
-	if (c->op == CXLT_CHUNK_ASSIGN && test_bit(c->chunk, cd->unscrubbed))
+	if (c->op == CXLT_CHUNK_ASSIGN)
+		ret = cxlt_chunk_owner_free_for(cd, c->owner, bind);
+	else if (c->op == CXLT_CHUNK_RELEASE)
+		ret = cxlt_chunk_may_release(cd, f, c->chunk);
+	if (!ret && c->op == CXLT_CHUNK_ASSIGN && test_bit(c->chunk, cd->unscrubbed))
 		ret = cxlt_chunk_scrub(cd, c->chunk, c->owner);
 	if (!ret)
 		ret = cxlt_cmd(cd, ops[c->op], 0, c->chunk,
 			       c->op == CXLT_CHUNK_QUERY ? 0 : c->owner, 0, &res);
+	if (!ret && c->op == CXLT_CHUNK_ASSIGN) {
+		cd->chunk_bind[c->chunk].file = bind;
+		cd->chunk_bind[c->chunk].owner = bind ? c->owner : 0;
+	}
 	/* A released chunk is scrubbed by the device before it is FREE. */
-	if (!ret && c->op == CXLT_CHUNK_RELEASE)
+	if (!ret && c->op == CXLT_CHUNK_RELEASE) {
 		clear_bit(c->chunk, cd->unscrubbed);
+		cd->chunk_bind[c->chunk].file = NULL;
+		cd->chunk_bind[c->chunk].owner = 0;
+	}
 	cxlt_leave(cd);
 	if (ret)
 		return ret;
@@ -122,10 +230,6 @@ int cxlt_do_chunk(struct cxlt_dev *cd, struct cxlt_file *f,
 int cxlt_do_chunk_list(struct cxlt_dev *cd, struct cxlt_file *f, u32 owner,
 		       u8 *bitmap, u64 *count)
 {
-	size_t len = DIV_ROUND_UP(cd->caps.num_chunks, 8);
-	struct cxlt_cmd_res res;
-	u64 bits = 0;
-	size_t i;
 	int ret;
 
 	if (owner > CXLT_MAX_OWNER)
@@ -133,24 +237,86 @@ int cxlt_do_chunk_list(struct cxlt_dev *cd, struct cxlt_file *f, u32 owner,
 	ret = cxlt_enter(cd, f);
 	if (ret)
 		return ret;
-	ret = cxlt_cmd(cd, CXLT_OP_CHUNK_LIST, 0, 0, owner, 0, &res);
-	if (!ret)
-		cxlt_read_window(cd, bitmap, len);
+	ret = cxlt_chunk_list_locked(cd, owner, bitmap, count);
 	cxlt_leave(cd);
-	if (ret)
-		return ret;
-	/* Bits past num_chunks are not produced by the device: drop them. */
-	if (cd->caps.num_chunks % 8)
-		bitmap[len - 1] &= (1U << (cd->caps.num_chunks % 8)) - 1;
-	for (i = 0; i < len; i++)
-		bits += hweight8(bitmap[i]);
-	if (bits != res.r0) {
-		dev_err_ratelimited(&cd->dev, "CHUNK_LIST(%u): count %llu, bitmap %llu\n",
-				    owner, res.r0, bits);
-		return -EIO;
+	return ret;
+}
+
+/**
+ * cxlt_chunks_release_file() - the file is closed: release its bound chunks
+ * @cd: tracker
+ * @f: the closing file
+ *
+ * Each chunk bound to @f is released (the device scrubs it before anyone
+ * gets it again). Not interruptible, so a killed tenant leaks nothing.
+ */
+void cxlt_chunks_release_file(struct cxlt_dev *cd, struct cxlt_file *f)
+{
+	struct cxlt_cmd_res res;
+	u32 c, owner;
+	bool hw;
+	int ret;
+
+	down_read(&cd->life);
+	mutex_lock(&cd->cmd_lock);
+	hw = !cd->dead && !cd->raw_owner;
+	for (c = 0; c < cd->caps.num_chunks; c++) {
+		if (cd->chunk_bind[c].file != f)
+			continue;
+		owner = cd->chunk_bind[c].owner;
+		cd->chunk_bind[c].file = NULL;
+		cd->chunk_bind[c].owner = 0;
+		if (!hw)
+			continue;
+		ret = cxlt_cmd(cd, CXLT_OP_CHUNK_RELEASE, 0, c, owner, 0, &res);
+		if (ret)
+			dev_warn(&cd->dev, "could not release chunk %u of a closed file: %d\n",
+				 c, ret);
+		else
+			clear_bit(c, cd->unscrubbed);
 	}
-	*count = bits;
-	return 0;
+	mutex_unlock(&cd->cmd_lock);
+	up_read(&cd->life);
+}
+
+/**
+ * cxlt_chunks_forget() - the device was reset: no chunk is bound any more
+ * @cd: tracker; caller holds cmd_lock
+ */
+void cxlt_chunks_forget(struct cxlt_dev *cd)
+{
+	lockdep_assert_held(&cd->cmd_lock);
+	memset(cd->chunk_bind, 0, cd->caps.num_chunks * sizeof(*cd->chunk_bind));
+}
+
+/**
+ * cxlt_chunks_recheck() - keep only the bindings the device still agrees with
+ * @cd: tracker; caller holds cmd_lock, raw mode has just ended
+ *
+ * A raw-mode user may have released or re-assigned any chunk. A bound chunk
+ * the device still has OWNED by the same owner stays bound; any other
+ * answer drops the binding (the file did not release what it no longer has).
+ */
+void cxlt_chunks_recheck(struct cxlt_dev *cd)
+{
+	struct cxlt_cmd_res res;
+	u64 state;
+	u32 c;
+
+	lockdep_assert_held(&cd->cmd_lock);
+	for (c = 0; c < cd->caps.num_chunks; c++) {
+		if (!cd->chunk_bind[c].file)
+			continue;
+		if (!cxlt_cmd(cd, CXLT_OP_CHUNK_QUERY, 0, c, 0, 0, &res)) {
+			state = (res.r0 & CXLT_LAYOUT_CHUNK_QUERY_RESULT0_STATE_MASK) >>
+				CXLT_LAYOUT_CHUNK_QUERY_RESULT0_STATE_SHIFT;
+			if (state == CXLT_CHUNK_STATE_OWNED &&
+			    res.r1 == cd->chunk_bind[c].owner)
+				continue;
+		}
+		cd->chunk_bind[c].file = NULL;
+		cd->chunk_bind[c].owner = 0;
+	}
 }
 
 int cxlt_chunk_assign(struct cxlt_dev *cd, u32 chunk, u32 owner)

@@ -202,7 +202,8 @@ void cxlt_read_window(struct cxlt_dev *cd, void *dst, size_t len)
  *
  * Restores CTRL and SLOT_TIMEOUT from the shadows and re-enables
  * interrupts. After raw mode, a slot keeps its owner only if the device
- * still has it OPEN with the tag it was allocated with; the command and
+ * still has it OPEN with the tag it was allocated with, and a chunk its
+ * binding only if the device still has it OWNED by that owner; the command and
  * event sequences are re-learnt and the next event record is flagged.
  */
 void cxlt_resync(struct cxlt_dev *cd, bool lost)
@@ -216,6 +217,7 @@ void cxlt_resync(struct cxlt_dev *cd, bool lost)
 		cd->evt_seq_valid = false;
 		cd->evt_flags |= CXLT_EVENT_F_RESET;
 		cxlt_slots_recheck(cd);
+		cxlt_chunks_recheck(cd);
 	}
 	cxlt_write_ctrl(cd);
 	cxlt_int_enable(cd, true);

@@ -87,6 +87,11 @@ struct cxlt_counters {
 struct cxlt_file;
 struct cxlt_klog;
 
+struct cxlt_chunk_bind {
+	struct cxlt_file *file;
+	u32 owner;
+};
+
 struct cxlt_dev {
 	struct device dev;
 	struct cdev cdev;
@@ -117,6 +122,12 @@ struct cxlt_dev {
 	 * without scrubbing them) and at probe. Under cmd_lock.
 	 */
 	unsigned long *unscrubbed;
+	/*
+	 * The file each chunk is bound to (CXLT_CHUNK_ASSIGN without
+	 * CXLT_CHUNK_F_DETACH) and its owner then, or { NULL, 0 }. Under
+	 * cmd_lock; see cxltrack_chunk.c.
+	 */
+	struct cxlt_chunk_bind *chunk_bind;
 	bool suspended;			/* between suspend and resume */
 
 	struct mutex evq_mutex;		/* draining the event queue */
@@ -213,6 +224,9 @@ int cxlt_do_chunk(struct cxlt_dev *cd, struct cxlt_file *f,
 		  struct cxlt_chunk *c);
 int cxlt_do_chunk_list(struct cxlt_dev *cd, struct cxlt_file *f, u32 owner,
 		       u8 *bitmap, u64 *count);
+void cxlt_chunks_release_file(struct cxlt_dev *cd, struct cxlt_file *f);
+void cxlt_chunks_forget(struct cxlt_dev *cd);
+void cxlt_chunks_recheck(struct cxlt_dev *cd);
 
 /* cxltrack_evq.c */
 int cxlt_irq_setup(struct cxlt_dev *cd);

@@ -153,13 +153,14 @@ int cxlt_file_open(struct cxlt_dev *cd, struct cxlt_file *f)
  * @cd: tracker
  * @f: the closing file
  *
- * Raw mode ends and its OPEN slots are released. Not interruptible, so a
- * killed process leaks nothing.
+ * Raw mode ends, its OPEN slots and its bound chunks are released. Not
+ * interruptible, so a killed process leaks nothing.
  */
 void cxlt_file_release(struct cxlt_dev *cd, struct cxlt_file *f)
 {
 	cxlt_raw_release(cd, f);
 	cxlt_slots_release_file(cd, f);
+	cxlt_chunks_release_file(cd, f);
 	cxlt_evq_del_file(cd, f);
 	mutex_destroy(&f->read_lock);
 }
@@ -169,7 +170,8 @@ void cxlt_file_release(struct cxlt_dev *cd, struct cxlt_file *f)
  * @cd: tracker; caller holds cmd_lock and evq_mutex
  *
  * Every slot and chunk is free on the device, and the chunks were freed
- * without a scrub (spec sections 7 and 11): forget slot ownership, mark
+ * without a scrub (spec sections 7 and 11): forget slot ownership and chunk
+ * bindings, mark
  * every chunk unscrubbed (the next CHUNK_ASSIGN of each scrubs it first),
  * flag the next event record, and tell in-kernel users.
  */
@@ -178,6 +180,7 @@ void cxlt_state_lost(struct cxlt_dev *cd)
 	lockdep_assert_held(&cd->cmd_lock);
 	lockdep_assert_held(&cd->evq_mutex);
 	memset(cd->slot_owner, 0, sizeof(cd->slot_owner));
+	cxlt_chunks_forget(cd);
 	bitmap_fill(cd->unscrubbed, cd->caps.num_chunks);
 	cd->cmd_seq_valid = false;
 	cd->evt_seq_valid = false;

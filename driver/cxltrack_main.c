@@ -50,6 +50,7 @@ static void cxlt_dev_release(struct device *dev)
 
 	cxlt_klog_free(cd);
 	bitmap_free(cd->unscrubbed);
+	kvfree(cd->chunk_bind);
 	pci_dev_put(cd->memdev);
 	pci_dev_put(cd->pdev);
 	if (cd->id >= 0)
@@ -209,6 +210,12 @@ static int cxlt_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 		goto err_put;
 	}
 	bitmap_fill(cd->unscrubbed, cd->caps.num_chunks);
+	cd->chunk_bind = kvcalloc(cd->caps.num_chunks, sizeof(*cd->chunk_bind),
+				  GFP_KERNEL);
+	if (!cd->chunk_bind) {
+		ret = -ENOMEM;
+		goto err_put;
+	}
 	if (cxlt_barwin_is(cd->memdev)) {
 		ret = cxlt_barwin_enable(cd);
 		if (ret)

@@ -43,7 +43,9 @@ static void usage(FILE *f)
 "                               --keep it is released when this command exits\n"
 "  slot write SLOT OFFSET HEX | slot fill SLOT OFFSET LEN BYTE\n"
 "  slot merge SLOT PAGE | release SLOT | query SLOT [--mask]\n"
-"  chunk assign CHUNK OWNER | release CHUNK OWNER | query CHUNK | list OWNER\n"
+"  chunk assign CHUNK OWNER [--keep]  give a free chunk to OWNER; without --keep it is\n"
+"                               released (scrubbed) when this command exits\n"
+"  chunk release CHUNK OWNER | query CHUNK | list OWNER\n"
 "  ctrl [track_en=0|1] [bat_inv_evt=0|1] [slot_timeout=TICKS]\n"
 "  bench [--pages N] [--iters K] harvest latency and throughput\n"
 "  raw-batch [--dax DEV]        test/debug: run raw register and memory operations read\n"
@@ -395,16 +397,18 @@ static int cmd_chunk(int argc, char **argv)
 		die_usage("chunk needs assign|release|query|list ...");
 	if (!strcmp(argv[1], "assign") || !strcmp(argv[1], "release")) {
 		int assign = !strcmp(argv[1], "assign");
+		int keep = assign && argc == 5 && !strcmp(argv[4], "--keep");
 		unsigned int c, o;
 
-		if (argc != 4)
-			die_usage("chunk %s needs CHUNK OWNER", argv[1]);
+		if (argc != 4 + keep)
+			die_usage("chunk %s needs CHUNK OWNER%s", argv[1], assign ? " [--keep]" : "");
 		c = (unsigned int)num(argv[2], "CHUNK");
 		o = (unsigned int)num(argv[3], "OWNER");
 		if (!o || o > CXLT_MAX_OWNER)
 			die_usage("chunk: OWNER must be 1..%u", CXLT_MAX_OWNER);
 		t = open_dev();
-		ret = assign ? cxltrack_chunk_assign(t, c, o) : cxltrack_chunk_release(t, c, o);
+		ret = assign ? cxltrack_chunk_assign_flags(t, c, o, keep ? CXLT_CHUNK_F_DETACH : 0)
+			     : cxltrack_chunk_release(t, c, o);
 		if (ret)
 			die_err(ret, assign ? "chunk assign" : "chunk release");
 	} else if (!strcmp(argv[1], "query")) {

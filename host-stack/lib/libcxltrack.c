@@ -199,10 +199,10 @@ int cxltrack_slot_query(struct cxltrack *t, unsigned int slot,
 	return ioc(t, CXLT_IOC_SLOT_QUERY, q);
 }
 
-static int chunk(struct cxltrack *t, unsigned int op, unsigned int c,
+static int chunk(struct cxltrack *t, unsigned int op, unsigned int flags, unsigned int c,
 		 unsigned int *owner, unsigned int *state)
 {
-	struct cxlt_chunk ch = { .op = op, .chunk = c, .owner = *owner };
+	struct cxlt_chunk ch = { .op = op, .flags = flags, .chunk = c, .owner = *owner };
 	int ret = ioc(t, CXLT_IOC_CHUNK, &ch);
 
 	if (!ret && op == CXLT_CHUNK_QUERY) {
@@ -212,21 +212,27 @@ static int chunk(struct cxltrack *t, unsigned int op, unsigned int c,
 	return ret;
 }
 
+int cxltrack_chunk_assign_flags(struct cxltrack *t, unsigned int c, unsigned int owner,
+				unsigned int flags)
+{
+	return chunk(t, CXLT_CHUNK_ASSIGN, flags, c, &owner, NULL);
+}
+
 int cxltrack_chunk_assign(struct cxltrack *t, unsigned int c, unsigned int owner)
 {
-	return chunk(t, CXLT_CHUNK_ASSIGN, c, &owner, NULL);
+	return cxltrack_chunk_assign_flags(t, c, owner, 0);
 }
 
 int cxltrack_chunk_release(struct cxltrack *t, unsigned int c, unsigned int owner)
 {
-	return chunk(t, CXLT_CHUNK_RELEASE, c, &owner, NULL);
+	return chunk(t, CXLT_CHUNK_RELEASE, 0, c, &owner, NULL);
 }
 
 int cxltrack_chunk_query(struct cxltrack *t, unsigned int c, unsigned int *state,
 			 unsigned int *owner)
 {
 	*owner = 0;
-	return chunk(t, CXLT_CHUNK_QUERY, c, owner, state);
+	return chunk(t, CXLT_CHUNK_QUERY, 0, c, owner, state);
 }
 
 int cxltrack_chunk_list(struct cxltrack *t, unsigned int owner, uint8_t *bitmap,

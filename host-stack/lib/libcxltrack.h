@@ -63,7 +63,13 @@ int cxltrack_slot_release(struct cxltrack *t, unsigned int slot);
 int cxltrack_slot_query(struct cxltrack *t, unsigned int slot,
 			struct cxlt_slot_query *q, uint8_t *mask);
 
+/*
+ * The chunk is bound to @t: released when @t is closed, unless assigned with
+ * CXLT_CHUNK_F_DETACH (then it stays until an administrator releases it).
+ */
 int cxltrack_chunk_assign(struct cxltrack *t, unsigned int chunk, unsigned int owner);
+int cxltrack_chunk_assign_flags(struct cxltrack *t, unsigned int chunk, unsigned int owner,
+				unsigned int flags);
 int cxltrack_chunk_release(struct cxltrack *t, unsigned int chunk, unsigned int owner);
 /* state/owner out. */
 int cxltrack_chunk_query(struct cxltrack *t, unsigned int chunk,

@@ -125,7 +125,7 @@ def test_events_arrive_by_poll_and_read(tracker_vm: TrackerFactory) -> None:
     print(out)
     assert "ok events" in out
     # `cxltrack watch` sees an event produced by another process.
-    t.run("(sleep 1; cxltrack chunk assign 3 9; cxltrack chunk release 3 9) >/dev/null 2>&1 &")
+    t.run("(sleep 1; cxltrack chunk assign 3 9 --keep; cxltrack chunk release 3 9) >/dev/null 2>&1 &")
     out = t.run("cxltrack watch -n 1 -t 20", timeout=60).out
     assert out.startswith("SCRUB_DONE index=3 arg=0x9"), out
     assert int(t.sysfs("stats/irqs")) > 0
@@ -146,6 +146,8 @@ def test_cli_help_and_argument_errors(tracker_vm: TrackerFactory) -> None:
         "cxltrack bat get x": "bad PAGE",
         "cxltrack slot write 0 0 abc": "HEXBYTES",
         "cxltrack chunk assign 1 0": "OWNER must be",
+        "cxltrack chunk assign 1 5 --kept": "needs CHUNK OWNER [--keep]",
+        "cxltrack chunk release 1 5 --keep": "needs CHUNK OWNER",
         "cxltrack ctrl track_en=2": "0 or 1",
     }
     for cmd, msg in bad.items():
@@ -155,11 +157,11 @@ def test_cli_help_and_argument_errors(tracker_vm: TrackerFactory) -> None:
     # Device-side refusals exit 1 with the errno named.
     r = t.run("cxltrack chunk release 1 5", check=False)
     assert r.status == 1 and "wrong state" in r.err
-    t.run("cxltrack chunk assign 1 5")
+    t.run("cxltrack chunk assign 1 5 --keep")
     assert t.run("cxltrack chunk list 5").out.split() == ["count=1", "1"]
     assert t.run("cxltrack chunk list 0").out.split()[0] == f"count={t.cfg.chunks - 1}"
     assert t.run("cxltrack chunk query 1").out.strip() == "state=OWNED owner=5"
-    r = t.run("cxltrack chunk assign 1 6", check=False)
+    r = t.run("cxltrack chunk assign 1 6 --keep", check=False)
     assert r.status == 1 and "busy" in r.err
     r = t.run("cxltrack chunk release 1 6", check=False)
     assert r.status == 1 and "not permitted" in r.err

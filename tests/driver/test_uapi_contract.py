@@ -43,18 +43,18 @@ def test_reset_does_not_hand_out_unscrubbed_chunks(tracker_vm: TrackerFactory) -
     t = tracker_vm()
     chunk = 2
     dpa = _chunk_dpa(t, chunk)
-    t.run(f"cxltrack chunk assign {chunk} 1")
+    t.run(f"cxltrack chunk assign {chunk} 1 --keep")
     t.run(f"cxlt-test poke {DAX} {dpa:#x} 5ec2e75ec2e7")
     assert t.run(f"cxlt-test peek {DAX} {dpa:#x} 6").out.strip() == "5ec2e75ec2e7"
     t.run(f"echo 1 > /sys/bus/pci/devices/{t.bdf}/reset")
     assert t.run(f"cxltrack chunk query {chunk}").out.strip() == "state=FREE owner=0"
-    t.run(f"cxltrack chunk assign {chunk} 2")
+    t.run(f"cxltrack chunk assign {chunk} 2 --keep")
     assert t.run(f"cxltrack chunk query {chunk}").out.strip() == "state=OWNED owner=2"
     got = t.run(f"cxlt-test peek {DAX} {dpa:#x} 6").out.strip()
     assert got == "000000000000", f"owner 2 reads owner 1's data after a reset: {got}"
     # A chunk released normally is scrubbed by the device; no second scrub needed.
     t.run(f"cxltrack chunk release {chunk} 2")
-    t.run(f"cxltrack chunk assign {chunk} 3")
+    t.run(f"cxltrack chunk assign {chunk} 3 --keep")
     assert t.run(f"cxltrack chunk query {chunk}").out.strip() == "state=OWNED owner=3"
 
 
@@ -117,6 +117,21 @@ def test_unprivileged_tenants(tracker_vm: TrackerFactory) -> None:
     t.run(f"echo {t.cfg.slots} > /sys/module/cxltrack/parameters/tenant_slots")
     r = t.run(f"cxlt-test tenant {DAX}", timeout=60, check=False)
     assert r.status == 1 and "SLOT_ALLOC past tenant_slots: got success" in r.err, r.err
+
+
+def test_chunks_are_bound_to_the_file_that_assigned_them(tracker_vm: TrackerFactory) -> None:
+    """A chunk is the assigning file's: no other file (root's included) releases it or takes
+    its owner id, the file releases it without privileges, and closing the file or killing
+    its process releases it; a detached chunk (--keep) stays."""
+    t = tracker_vm()
+    out = t.run(f"cxlt-test chunkbind {DAX}", timeout=60).out
+    assert "ok chunkbind" in out, out
+    detached = t.cfg.chunks - 5  # the test's detached chunk, owner 13: give it back
+    assert t.run(f"cxltrack chunk query {detached}").out.strip() == "state=OWNED owner=13"
+    t.run(f"cxltrack chunk release {detached} 13")
+    # The CLI's assign without --keep is released when the command exits.
+    t.run("cxltrack chunk assign 4 8")
+    assert t.run("cxltrack chunk query 4").out.strip() != "state=OWNED owner=8"
 
 
 def test_cache_contract_from_user_space(tracker_vm: TrackerFactory) -> None:

@@ -20,6 +20,9 @@
  *   cxlt-test evfault  DAX                     read() into a bad buffer keeps the event
  *   cxlt-test tenant   DAX                     two files handed to unprivileged tenants:
  *                                              what each may do, and whose events it sees
+ *   cxlt-test chunkbind DAX                    chunks bound to the file that assigned them:
+ *                                              only it releases them, its owner id is its
+ *                                              own, closing (or being killed) releases them
  *   cxlt-test cache    DAX                     user-space CPU-cache contract: BAT and merge
  *                                              calls that name the caller's mapping, harvest
  *                                              with WRITEBACK
@@ -47,6 +50,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #include "libcxltrack.h"
 
@@ -828,6 +832,17 @@ static int tenant_events(struct cxltrack *who, unsigned int type, unsigned int s
 	return hits;
 }
 
+/* CHUNK_ASSIGN, waiting out the scrub of a chunk released just before (-EBUSY). */
+static int assign_when_free(struct cxltrack *who, unsigned int chunk, unsigned int owner,
+			    unsigned int flags)
+{
+	int ret, tries = 500;
+
+	while ((ret = cxltrack_chunk_assign_flags(who, chunk, owner, flags)) == -EBUSY && --tries)
+		usleep(10000);
+	return ret;
+}
+
 static int mode_tenant(void)
 {
 	struct cxltrack *a, *b;
@@ -844,12 +859,8 @@ static int mode_tenant(void)
 	/* Set up by the privileged process: a device-wide slot, an owned chunk. */
 	keep = cxltrack_slot_alloc(t, 0x4b, CXLT_SLOT_F_KEEP);
 	check(keep, "KEEP slot (admin)");
-	if (cxltrack_chunk_assign(t, chunk, 7)) {
-		/* Assigned by an earlier run in this VM: fine if it is owner 7's. */
-		check(cxltrack_chunk_query(t, chunk, &state, &owner), "chunk query (admin)");
-		if (state != CXLT_CHUNKST_OWNED || owner != 7)
-			fail("chunk %u: state %u owner %u", chunk, state, owner);
-	}
+	/* Bound to t: an earlier run's binding went (and its scrub ran) when it exited. */
+	check(assign_when_free(t, chunk, 7, 0), "chunk assign (admin)");
 	check(cxltrack_open(NULL, &a), "open (tenant A)");
 	check(cxltrack_open(NULL, &b), "open (tenant B)");
 	/* Hand the files over: drop every privilege. */
@@ -916,6 +927,89 @@ static int mode_tenant(void)
 #undef DENIED
 	printf("ok tenant: %d privileged operations refused, own slot and reads work, "
 	       "no event leaked to the other tenant\n", eperm);
+	return 0;
+}
+
+/* --- chunkbind: a chunk is the file's that assigned it ------------------------- */
+static void expect_chunk(struct cxltrack *who, unsigned int chunk, unsigned int want_state,
+			 unsigned int want_owner, const char *when)
+{
+	unsigned int state, owner;
+
+	check(cxltrack_chunk_query(who, chunk, &state, &owner), "chunk query");
+	/* Released means on its way back to the pool: SCRUBBING, then FREE. */
+	if (want_state == CXLT_CHUNKST_FREE ? state == CXLT_CHUNKST_OWNED
+					    : state != want_state || owner != want_owner)
+		fail("chunk %u %s: state %u owner %u", chunk, when, state, owner);
+}
+
+static int mode_chunkbind(void)
+{
+	unsigned int x = t->info.num_chunks - 3, y = x - 1, z = x - 2;
+	int pipefd[2], status, eperm = 0;
+	struct cxltrack *a, *b;
+	pid_t child;
+	char c;
+
+	check(cxltrack_open(NULL, &a), "open (tenant A)");
+	check(cxltrack_open(NULL, &b), "open (tenant B)");
+	/* A privileged manager assigns on A's file: the chunks and owner 11 are A's. */
+	check(assign_when_free(a, x, 11, 0), "assign x to owner 11 (bound to A)");
+	check(assign_when_free(a, y, 11, 0), "assign y to owner 11 (bound to A)");
+	expect_chunk(b, x, CXLT_CHUNKST_OWNED, 11, "after A's assign");
+#define DENIED(call, what) do { expect_err((call), -EPERM, what); eperm++; } while (0)
+	/* Even with CAP_SYS_ADMIN, another file may not take what is A's. */
+	DENIED(cxltrack_chunk_release(b, x, 11), "RELEASE of A's chunk by B (admin)");
+	DENIED(cxltrack_chunk_assign(b, z, 11), "ASSIGN to A's owner by B (admin)");
+	DENIED(cxltrack_chunk_assign_flags(b, z, 11, CXLT_CHUNK_F_DETACH),
+	       "detached ASSIGN to A's owner (admin)");
+	DENIED(cxltrack_chunk_release(t, y, 11), "RELEASE of A's chunk by a third file (admin)");
+	expect_err(cxltrack_chunk_assign_flags(a, z, 12, 2), -EINVAL, "ASSIGN with an unknown flag");
+	expect_chunk(b, z, CXLT_CHUNKST_FREE, 0, "after refused assigns");
+	/* A detached chunk of another owner stays after its file closes. */
+	check(assign_when_free(b, z, 13, CXLT_CHUNK_F_DETACH), "detached assign z (B)");
+
+	/* A child's tenant is killed while holding a bound chunk: it comes back. */
+	if (pipe(pipefd))
+		fail("pipe: %s", strerror(errno));
+	child = fork();
+	if (child < 0)
+		fail("fork: %s", strerror(errno));
+	if (!child) {
+		struct cxltrack *k;
+
+		if (cxltrack_open(NULL, &k) || assign_when_free(k, z - 1, 14, 0))
+			_exit(3);
+		if (write(pipefd[1], "x", 1) != 1)
+			_exit(4);
+		pause();
+		_exit(5);
+	}
+	close(pipefd[1]);
+	if (read(pipefd[0], &c, 1) != 1)
+		fail("the child did not assign its chunk");
+	expect_chunk(b, z - 1, CXLT_CHUNKST_OWNED, 14, "held by the child");
+	kill(child, SIGKILL);
+	if (waitpid(child, &status, 0) != child || !WIFSIGNALED(status))
+		fail("child did not die by SIGKILL (status %#x)", status);
+	expect_chunk(b, z - 1, CXLT_CHUNKST_FREE, 0, "after its holder was killed");
+
+	/* Handed to a tenant without privileges: A releases its own chunk, B still cannot. */
+	if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		fail("cannot drop privileges: %s", strerror(errno));
+	check(cxltrack_chunk_release(a, x, 11), "RELEASE of its own chunk (A, unprivileged)");
+	expect_chunk(b, x, CXLT_CHUNKST_FREE, 0, "after A's release");
+	DENIED(cxltrack_chunk_release(b, y, 11), "RELEASE of A's chunk by B (unprivileged)");
+	DENIED(cxltrack_chunk_release(a, z, 13), "RELEASE of a detached chunk (unprivileged)");
+	DENIED(cxltrack_chunk_assign(a, x, 11), "ASSIGN (unprivileged)");
+	/* Closing A releases y. */
+	cxltrack_close(a);
+	expect_chunk(b, y, CXLT_CHUNKST_FREE, 0, "after A closed");
+	cxltrack_close(b);
+	expect_chunk(t, z, CXLT_CHUNKST_OWNED, 13, "after B closed (detached)");
+#undef DENIED
+	printf("ok chunkbind: %d refusals, own release unprivileged, close and SIGKILL release, "
+	       "detached chunk kept\n", eperm);
 	return 0;
 }
 
@@ -1048,6 +1142,10 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "tenant")) {
 		setup(argv[2], 64, 1);
 		return mode_tenant();
+	}
+	if (argc >= 3 && !strcmp(argv[1], "chunkbind")) {
+		setup(argv[2], 64, 1);
+		return mode_chunkbind();
 	}
 	if (argc >= 3 && !strcmp(argv[1], "cache")) {
 		setup(argv[2], 64, 1);

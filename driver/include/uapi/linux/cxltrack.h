@@ -35,7 +35,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define CXLT_UAPI_VERSION		2
+#define CXLT_UAPI_VERSION		3
 
 #define CXLT_IOC_MAGIC			0xC7
 
@@ -205,13 +205,23 @@ struct cxlt_slot_query {
 #define CXLT_CHUNK_RELEASE		1
 #define CXLT_CHUNK_QUERY		2
 
+/*
+ * ASSIGN binds the chunk, and its owner id, to the calling file: only that
+ * file may release it (no CAP_SYS_ADMIN needed for that), no other file may
+ * assign chunks to the same owner while it holds one, and closing the file
+ * releases the chunk (the device scrubs it). CXLT_CHUNK_F_DETACH assigns a
+ * chunk that outlives the file (an administrator's CLI): releasing it needs
+ * CAP_SYS_ADMIN. Since UAPI version 3.
+ */
+#define CXLT_CHUNK_F_DETACH		(1U << 0)
+
 #define CXLT_CHUNKST_FREE		0
 #define CXLT_CHUNKST_OWNED		1
 #define CXLT_CHUNKST_SCRUBBING	2
 
 struct cxlt_chunk {
 	__u32 op;		/* CXLT_CHUNK_* */
-	__u32 flags;		/* none defined */
+	__u32 flags;		/* CXLT_CHUNK_F_* (ASSIGN only) */
 	__u32 chunk;
 	__u32 owner;		/* in for ASSIGN/RELEASE (1..65535); out for QUERY */
 	__u32 state;		/* out for QUERY: CXLT_CHUNKST_* */
