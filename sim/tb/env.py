@@ -257,7 +257,47 @@ class LiteMaster:
             return data
 
 
-class Bench:
+def command_writes(op: int, args: Sequence[int], clear: bool, decay: bool, rsvd: int) -> list[tuple[int, int]]:
+    """The register writes (offset, value) that launch a command: its arguments in 32-bit
+    halves, then CMD_OP (spec section 5)."""
+    writes = []
+    for i, a in enumerate(args):
+        writes += [(OFF[f"CMD_ARG{i}_LO"], a & 0xFFFFFFFF), (OFF[f"CMD_ARG{i}_HI"], a >> 32 & 0xFFFFFFFF)]
+    f = R["CMD_OP"]
+    op_value = f.field("OP").put(op) | f.field("CLEAR").put(int(clear)) | f.field("DECAY").put(int(decay))
+    writes.append((OFF["CMD_OP"], op_value | rsvd << 10))
+    return writes
+
+
+class CommandPort:
+    """Runs a command through a register port: the launch writes, CMD_STATUS polled until not
+    busy, then the code and both results. The core's and the board's benches both inherit it
+    and supply the port (reg_read / reg_write)."""
+
+    async def reg_read(self, offset: int, size: int = 4) -> int:
+        raise NotImplementedError
+
+    async def reg_write(self, offset: int, value: int, size: int = 4, strobe: int | None = None) -> None:
+        raise NotImplementedError
+
+    async def command(
+        self, op: int, *args: int, clear: bool = False, decay: bool = False, rsvd: int = 0, wait: bool = True
+    ) -> tuple[int, int, int]:
+        for off, v in command_writes(op, args, clear, decay, rsvd):
+            await self.reg_write(off, v)
+        if not wait:
+            return -1, 0, 0
+        while True:
+            st = await self.reg_read(OFF["CMD_STATUS"])
+            if not st & 1:
+                break
+        code = R["CMD_STATUS"].field("CODE").get(st)
+        r0 = await self.reg_read(OFF["CMD_RESULT0_LO"], 8)
+        r1 = await self.reg_read(OFF["CMD_RESULT1_LO"], 8)
+        return code, r0, r1
+
+
+class Bench(CommandPort):
     """One DUT with its bus functional models. Implements the vector Target protocol."""
 
     def __init__(self, dut: Any, cfg_name: str | None = None, mirror: bool = True, cxl_master: bool = True) -> None:
@@ -390,26 +430,6 @@ class Bench:
         return [await t for t in tasks]
 
     # ------------------------------------------------------------- helpers
-    async def command(
-        self, op: int, *args: int, clear: bool = False, decay: bool = False, rsvd: int = 0, wait: bool = True
-    ) -> tuple[int, int, int]:
-        for i, a in enumerate(args):
-            await self.reg_write(OFF[f"CMD_ARG{i}_LO"], a & 0xFFFFFFFF)
-            await self.reg_write(OFF[f"CMD_ARG{i}_HI"], a >> 32 & 0xFFFFFFFF)
-        f = R["CMD_OP"]
-        v = f.field("OP").put(op) | f.field("CLEAR").put(int(clear)) | f.field("DECAY").put(int(decay)) | rsvd << 10
-        await self.reg_write(OFF["CMD_OP"], v)
-        if not wait:
-            return -1, 0, 0
-        while True:
-            st = await self.reg_read(OFF["CMD_STATUS"])
-            if not st & 1:
-                break
-        code = R["CMD_STATUS"].field("CODE").get(st)
-        r0 = await self.reg_read(OFF["CMD_RESULT0_LO"], 8)
-        r1 = await self.reg_read(OFF["CMD_RESULT1_LO"], 8)
-        return code, r0, r1
-
     async def result(self, nbytes: int) -> bytes:
         out = bytearray()
         for off in range(0, (nbytes + 3) // 4 * 4, 4):
@@ -451,14 +471,8 @@ class Scoreboard:
             await self.b.wait_idle()
             self.m.settle()
         code, r0, r1 = await self.b.command(op, *args, clear=clear, decay=decay, rsvd=rsvd)
-        for i, a in enumerate(args):
-            self.m.reg_write(OFF[f"CMD_ARG{i}_LO"], a & 0xFFFFFFFF)
-            self.m.reg_write(OFF[f"CMD_ARG{i}_HI"], a >> 32 & 0xFFFFFFFF)
-        f = R["CMD_OP"]
-        self.m.reg_write(
-            OFF["CMD_OP"],
-            f.field("OP").put(op) | f.field("CLEAR").put(int(clear)) | f.field("DECAY").put(int(decay)) | rsvd << 10,
-        )
+        for off, v in command_writes(op, args, clear, decay, rsvd):
+            self.m.reg_write(off, v)
         self.run_model_command()
         st = self.m.reg_read(OFF["CMD_STATUS"])
         mcode = R["CMD_STATUS"].field("CODE").get(st)

@@ -37,7 +37,7 @@ from cocotbext.pcie.xilinx.us import UltraScalePlusPcieDevice
 from cxltrack import config, regs
 from cxltrack.model import Device
 
-from ..env import OFF, R, pause_gen, val
+from ..env import OFF, CommandPort, pause_gen, val
 
 LINE = 64
 # Longest wait for a request's completions: far above any request of these benches (a read
@@ -108,7 +108,7 @@ class CompletionChecker:
             addr += span
 
 
-class BoardBench:
+class BoardBench(CommandPort):
     """One CxlTrackBoard with the PCIe model, the root complex and the DDR model."""
 
     def __init__(self, dut: Any, cfg_name: str = "small") -> None:
@@ -363,27 +363,7 @@ class BoardBench:
             self.dut.dbg_tick.value = 0
         await ClockCycles(self.dut.core_clk, 2)
 
-    # ------------------------------------------------------------------ commands (as tb.env.Bench)
-    async def command(
-        self, op: int, *args: int, clear: bool = False, decay: bool = False, rsvd: int = 0, wait: bool = True
-    ) -> tuple[int, int, int]:
-        for i, a in enumerate(args):
-            await self.reg_write(OFF[f"CMD_ARG{i}_LO"], a & 0xFFFFFFFF)
-            await self.reg_write(OFF[f"CMD_ARG{i}_HI"], a >> 32 & 0xFFFFFFFF)
-        f = R["CMD_OP"]
-        v = f.field("OP").put(op) | f.field("CLEAR").put(int(clear)) | f.field("DECAY").put(int(decay)) | rsvd << 10
-        await self.reg_write(OFF["CMD_OP"], v)
-        if not wait:
-            return -1, 0, 0
-        while True:
-            st = await self.reg_read(OFF["CMD_STATUS"])
-            if not st & 1:
-                break
-        code = R["CMD_STATUS"].field("CODE").get(st)
-        r0 = await self.reg_read(OFF["CMD_RESULT0_LO"], 8)
-        r1 = await self.reg_read(OFF["CMD_RESULT1_LO"], 8)
-        return code, r0, r1
-
+    # ------------------------------------------------------------------ commands: CommandPort.command
     async def result(self, nbytes: int) -> bytes:
         """The RESULT window in one read request (completions of up to 64 bytes each)."""
         return bytes(await self.regs.read(regs.RESULT, nbytes))
