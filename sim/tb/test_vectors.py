@@ -12,6 +12,7 @@ with the reason; meeting such a step in any other case raises Inexpressible, a f
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -79,34 +80,53 @@ class RtlTarget:
         await self.b.race(reg_writes, mem_writes, schedule)
 
 
-@cocotb.test()
-async def corpus(dut: Any) -> None:
-    bench = Bench(dut, mirror=False)
-    target = RtlTarget(bench)
+@dataclass
+class CorpusRun:
+    """What replaying the corpus on one RTL target gave."""
+
+    cases: int = 0
+    runs: int = 0
+    failures: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    def summary(self, what: str) -> str:
+        return f"{what}: {self.cases} cases, {self.runs} runs, {len(self.failures)} failed, {len(self.skipped)} skipped"
+
+
+async def replay_corpus(target: RtlTarget, race_schedules: int) -> CorpusRun:
+    """Every case of the small configuration on `target` (race cases with `race_schedules`
+    schedules each), skipping with its reason a case that needs a capability the 32-bit
+    AXI4-Lite port lacks; a case's coverage points count once all its schedules passed.
+    Shared by the core bench and the board bench (through the PCIe model)."""
     cases = [c for c in load_corpus(TOP / "vectors") if c.config == "small"]
     assert cases, "no vectors for config small"
-    failures: list[str] = []
-    skipped: list[str] = []
-    runs = 0
+    result = CorpusRun(cases=len(cases))
     for case in cases:
         lacking = case.missing(CAPABILITIES)
         if lacking:
-            skipped.append(f"{case.name}: needs {', '.join(lacking)} ({REQUIREMENTS[lacking[0]]})")
+            result.skipped.append(f"{case.name}: needs {', '.join(lacking)} ({REQUIREMENTS[lacking[0]]})")
             continue
-        schedules = range(RACE_SCHEDULES) if any(v.op == "race" for v in case.ops) else range(1)
+        schedules = range(race_schedules) if any(v.op == "race" for v in case.ops) else range(1)
         for sched in schedules:
-            runs += 1
+            result.runs += 1
             try:
                 await replay(target, case, sched)
             except (Inexpressible, Mismatch) as exc:
-                failures.append(f"schedule {sched}: {case.name}: {exc}")
+                result.failures.append(f"schedule {sched}: {case.name}: {exc}")
                 break
         else:
             for point in case.covers:
                 cover(f"vector:{point}")
-    for s in skipped:
+    return result
+
+
+@cocotb.test()
+async def corpus(dut: Any) -> None:
+    bench = Bench(dut, mirror=False)
+    result = await replay_corpus(RtlTarget(bench), RACE_SCHEDULES)
+    for s in result.skipped:
         print(f"SKIPPED (the RTL's AXI4-Lite-32 port lacks a capability): {s}")
-    print(f"vectors: {len(cases)} cases, {runs} runs, {len(failures)} failed, {len(skipped)} skipped")
+    print(result.summary("vectors"))
     bench.check_clean()
-    assert not failures, "\n".join(failures)
+    assert not result.failures, "\n".join(result.failures)
     finish(bench, "vectors")

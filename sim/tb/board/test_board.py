@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import random
-from pathlib import Path
 from typing import Any
 
 import cocotb
@@ -16,14 +15,10 @@ from cocotbext.pcie.core.caps import PciCapId
 
 from cxltrack import regs
 from cxltrack.model import MemResp
-from cxltrack.vectors.format import REQUIREMENTS, load_corpus
-from cxltrack.vectors.replay import Mismatch, replay
 
 from ..env import OFF, OP, Scoreboard, cover, dump_coverage, seed_from_env
-from ..test_vectors import CAPABILITIES, Inexpressible, RtlTarget
+from ..test_vectors import RtlTarget, replay_corpus
 from .env import LINE, BoardBench
-
-TOP = Path(__file__).resolve().parents[3]
 
 
 async def started(dut: Any) -> BoardBench:
@@ -300,31 +295,11 @@ async def vectors(dut: Any) -> None:
     information to a 32-bit AXI4-Lite port than the core bench's master does, so the same cases
     are skipped (requirement `sized_reads`)."""
     b = await started(dut)
-    target = RtlTarget(b)  # type: ignore[arg-type]
-    cases = [c for c in load_corpus(TOP / "vectors") if c.config == "small"]
-    assert cases, "no vectors for config small"
     schedules = int(os.environ.get("CXLTRACK_RACE_SCHEDULES", "2"))
-    failures: list[str] = []
-    skipped: list[str] = []
-    runs = 0
-    for case in cases:
-        lacking = case.missing(CAPABILITIES)
-        if lacking:
-            skipped.append(f"{case.name}: needs {', '.join(lacking)} ({REQUIREMENTS[lacking[0]]})")
-            continue
-        for sched in range(schedules) if any(v.op == "race" for v in case.ops) else range(1):
-            runs += 1
-            try:
-                await replay(target, case, sched)
-            except (Inexpressible, Mismatch) as exc:
-                failures.append(f"schedule {sched}: {case.name}: {exc}")
-                break
-        else:
-            for point in case.covers:
-                cover(f"vector:{point}")
-    for s in skipped:
+    result = await replay_corpus(RtlTarget(b), schedules)  # type: ignore[arg-type]
+    for s in result.skipped:
         print(f"SKIPPED (32-bit AXI4-Lite register port lacks a capability): {s}")
-    print(f"board vectors: {len(cases)} cases, {runs} runs, {len(failures)} failed, {len(skipped)} skipped")
-    assert not failures, "\n".join(failures[:20])
+    print(result.summary("board vectors"))
+    assert not result.failures, "\n".join(result.failures[:20])
     b.check_clean()
     dump_coverage("board-vectors")
