@@ -15,7 +15,7 @@
  * harvest without CLEAR/DECAY, BAT_GET, CHUNK_QUERY/CHUNK_LIST), use slots
  * it allocated itself and release chunks bound to it (cxltrack_chunk.c);
  * everything that changes device-wide state or a page's state needs
- * CAP_SYS_ADMIN.
+ * CAP_SYS_ADMIN, and no caller changes a page onlined as System RAM.
  */
 #include <linux/capability.h>
 #include <linux/fs.h>
@@ -133,6 +133,21 @@ static __poll_t cxlt_poll(struct file *file, poll_table *wait)
 static int cxlt_need_admin(void)
 {
 	return capable(CAP_SYS_ADMIN) ? 0 : -EPERM;
+}
+
+/*
+ * User space never changes the state or contents of a page the kernel
+ * onlined as System RAM (kmem): that page is the kernel's, and a merge
+ * would write 4 KiB into it. In-kernel users (the KVM patch) may.
+ */
+static int cxlt_user_page_ok(struct cxlt_dev *cd, u64 page)
+{
+	if (page >= cd->caps.pages)
+		return 0;	/* the command's own range check answers */
+	if (cxlt_dpa_in_system_ram(cd, page << cd->caps.page_shift,
+				   1ULL << cd->caps.page_shift))
+		return -EPERM;
+	return 0;
 }
 
 static bool cxlt_rsvd_zero(const u64 *r, int n)
@@ -300,7 +315,8 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		if (copy_from_user(&u.bat, argp, sizeof(u.bat)))
 			return -EFAULT;
 		/* A forged association makes a later discard answer "clean". */
-		if (u.bat.op != CXLT_BAT_GET && cxlt_need_admin())
+		if (u.bat.op != CXLT_BAT_GET &&
+		    (cxlt_need_admin() || cxlt_user_page_ok(cd, u.bat.page)))
 			return -EPERM;
 		ret = cxlt_do_bat(cd, f, &u.bat, NULL);
 		if (!ret && copy_to_user(argp, &u.bat, sizeof(u.bat)))
@@ -331,8 +347,8 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		if (u.sm.flags & ~CXLT_SLOT_MERGE_F_ADDR || u.sm.reserved ||
 		    (u.sm.flags & CXLT_SLOT_MERGE_F_ADDR) != !!u.sm.addr)
 			return -EINVAL;
-		/* It writes 4 KiB into any page, kernel memory included. */
-		if (cxlt_need_admin())
+		/* It writes 4 KiB into any page: never the kernel's. */
+		if (cxlt_need_admin() || cxlt_user_page_ok(cd, u.sm.page))
 			return -EPERM;
 		/* Rule 6: the old contents reach the page before the merge... */
 		if (u.sm.addr) {

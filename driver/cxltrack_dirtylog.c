@@ -249,6 +249,41 @@ static int cxlt_map_clear(struct cxlt_dev *cd)
 	return ret;
 }
 
+/**
+ * cxlt_dpa_in_system_ram() - is a device range onlined as System RAM?
+ * @cd: tracker
+ * @dpa: start of the range (device physical address)
+ * @len: its length in bytes
+ *
+ * Looks the range up in the HPA maps (dirty_log/hpa_map) and asks the
+ * resource tree whether any of its host addresses is System RAM (a region
+ * onlined by kmem). A range no map covers is not known to be: the driver
+ * learns where the region is mapped only from that map.
+ *
+ * Return: true if some byte of the range is System RAM.
+ */
+bool cxlt_dpa_in_system_ram(struct cxlt_dev *cd, u64 dpa, u64 len)
+{
+	struct cxlt_klog *kl = READ_ONCE(cd->klog);
+	bool ram = false;
+	unsigned int i;
+
+	if (!kl)
+		return false;
+	mutex_lock(&kl->lock);
+	for (i = 0; i < kl->nr_maps && !ram; i++) {
+		const struct cxlt_hpa_map *m = &kl->maps[i];
+		u64 lo = max(dpa, m->dpa), hi = min(dpa + len, m->dpa + m->size);
+
+		if (lo < hi)
+			ram = region_intersects(m->hpa + (lo - m->dpa), hi - lo,
+						IORESOURCE_SYSTEM_RAM,
+						IORES_DESC_NONE) != REGION_DISJOINT;
+	}
+	mutex_unlock(&kl->lock);
+	return ram;
+}
+
 struct cxlt_dev *cxlt_get_by_pfn(unsigned long pfn, u64 *page)
 {
 	u64 hpa = PFN_PHYS(pfn);

@@ -134,6 +134,33 @@ def test_chunks_are_bound_to_the_file_that_assigned_them(tracker_vm: TrackerFact
     assert t.run("cxltrack chunk query 4").out.strip() != "state=OWNED owner=8"
 
 
+def test_user_space_never_changes_pages_onlined_as_system_ram(tracker_vm: TrackerFactory) -> None:
+    """With the region's HPA map registered (cxl-region track), a slot merge or BAT change from
+    user space into a page of the region is refused once kmem has onlined it as System RAM (the
+    page is the kernel's), and allowed while it is devdax. Reads stay allowed."""
+    t = tracker_vm()
+    t.run("cxl-region track", timeout=60)
+    hpa, size, dpa = (int(x, 16) for x in t.sysfs("dirty_log/hpa_map").split()[:3])
+    page = (dpa >> t.cfg.page_shift) + 64
+    slot = t.run("cxltrack slot alloc 0x5a --keep").out.strip()
+    t.run(f"cxltrack slot fill {slot} 0 4096 0x5a")
+    t.run(f"cxltrack slot merge {slot} {page}")  # devdax: the page is the region's user's
+    t.run(f"cxltrack bat set {page} 7 1")
+    t.run(f"cxltrack bat clear {page}")
+    t.run("cxl-region mode kmem", timeout=120)
+    assert "driver=kmem" in t.run("cxl-region show").out
+    slot = t.run("cxltrack slot alloc 0x5b --keep").out.strip()
+    t.run(f"cxltrack slot fill {slot} 0 4096 0x5b")
+    for cmd in (f"slot merge {slot} {page}", f"bat set {page} 7 1", f"bat discard {page}"):
+        r = t.run(f"cxltrack {cmd}", check=False)
+        assert r.status == 1 and "not permitted" in r.err, (cmd, r.status, r.err)
+    # The slot was not consumed by the refused merge; reads are still fine.
+    t.run(f"cxltrack slot release {slot}")
+    t.run(f"cxltrack bat get {page}")
+    t.run(f"cxltrack harvest dirty {page // 64 * 64} 64")
+    assert size > 0 and hpa > 0
+
+
 def test_cache_contract_from_user_space(tracker_vm: TrackerFactory) -> None:
     """BAT_SET/BAT_DISCARD and SLOT_MERGE can name the caller's mapping of the page (the
     driver writes its lines back / invalidates them); a misaligned or unmapped address fails
