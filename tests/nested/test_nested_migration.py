@@ -8,8 +8,6 @@ write-protect fault. The small version of `make bench-migrate`."""
 
 from __future__ import annotations
 
-import pytest
-
 from cxltrack.harness.migration import MigrationResult, has_device_dirty_log, migrate_and_compare
 from cxltrack.harness.nested import Host
 
@@ -47,20 +45,21 @@ def test_migration_memory_equal_at_switch_over(host: Host) -> None:
     assert q["harvests"] >= results["qemu"].rounds and q["dirty-pages"] > 0, results["qemu"].line()
 
 
-@pytest.mark.skip(
-    reason="timing-dependent as written: it needs writes after round 1 has sent the device node; "
-    "under load the 15 s writer finished before that, every page went in round 1 and the shifted "
-    "harvest had nothing to miss (81920/81920 equal). Passed idle (256 pages wrong); needs a writer "
-    "started once round 1 is past the node"
-)
 def test_qemu_client_harvesting_the_wrong_pages_loses_writes(host: Host) -> None:
     """Negative control: KVM leaves the device node to the QEMU client, so a client whose
     harvest is off by 2 MiB reports the writer's pages 512 places too low, misses them, and
     the copy differs. Shows that the client's bits, not KVM's, carry the device node. (Not the
     destination's range: the pages the destination receives would be reported dirty again at
-    the source and sent again, and the migration would never converge.)"""
+    the source and sent again, and the migration would never converge.)
+
+    The writer runs 60 s (not 15 s as above): what this test needs is writes after round 1 has
+    sent the device node, and under load a 15 s writer had finished before that (every page
+    then went in round 1 and the shifted harvest had nothing to miss). With the node's bits
+    lost, the migration converges on node 0 alone while the writer still runs. (A 900 s writer,
+    still writing at the switch-over, once saw the source guest reset during the migration;
+    not understood, see docs/harness.md.)"""
     wrong = host.dpa_base() + 2 * 1024 * 1024
-    r = migrate_and_compare(host, "qemu", writer_pages=2048, writer_seconds=15, client_dpa=wrong, resume=False)
+    r = migrate_and_compare(host, "qemu", writer_pages=2048, writer_seconds=60, client_dpa=wrong, resume=False)
     print(r.line())
     assert r.pages_equal < r.pages_compared, r.line()
     assert all(int(d.split()[2]) >= 192 * 256 for d in r.differ), f"differences outside the device node: {r.differ}"

@@ -216,7 +216,7 @@ def migrate_and_compare(
             dst.reattach()
             if dst.run("echo alive").out.strip() != "alive":
                 raise GuestError("the migrated VM does not answer at the destination")
-        return MigrationResult(
+        result = MigrationResult(
             dirty_log=dirty_log,
             pages_compared=int(fields["pages"]),
             pages_equal=int(fields["equal"]),
@@ -237,6 +237,20 @@ def migrate_and_compare(
                 vm.save_logs()
         raise
     finally:
-        for vm in (src, dst):
-            with contextlib.suppress(GuestError, OSError):
-                vm.shutdown()
+        stopped = _shutdown(src, dst)
+    # Reached only when the migration succeeded: a VM reset meanwhile (shutdown says so) makes
+    # the run worthless, whatever the comparison said.
+    if stopped:
+        raise stopped[0]
+    return result
+
+
+def _shutdown(*vms: NestedVm) -> list[GuestError | OSError]:
+    """Shut every VM down; the errors, in order (one VM's error does not keep the next up)."""
+    errors: list[GuestError | OSError] = []
+    for vm in vms:
+        try:
+            vm.shutdown()
+        except (GuestError, OSError) as exc:
+            errors.append(exc)
+    return errors
