@@ -95,11 +95,11 @@ def test_a_vm_that_reboots_in_use_fails_its_test(host: Host) -> None:
     logged, not a silent exit); a reset after the VM was ready lost the guest's state, and
     shutting the VM down says so."""
     vm = host.start_vm(VmSpec("vm0"))
-    assert vm.resets_at_ready == START_RESETS_PER_VCPU * vm.spec.smp and vm.guest_resets() == 0
+    assert vm.resets_at_ready == START_RESETS_PER_VCPU * vm.spec.smp and vm.resets_after_start() == 0
     assert vm.qmp is not None
     vm.qmp.command("system_reset")
     deadline = time.monotonic() + 60
-    while vm.guest_resets() < 1:
+    while vm.resets_after_start() < vm.spec.smp:
         assert time.monotonic() < deadline, f"no CPU reset logged after system_reset: {vm.cpu_resets()}"
         time.sleep(1)
     with pytest.raises(GuestError, match="was reset while in use"):

@@ -218,7 +218,7 @@ class VmSpec:
     command_timeout: float = 120.0
 
 
-# CPU resets QEMU logs per x86 vCPU while a machine starts (NestedVm.guest_resets).
+# CPU resets QEMU logs per x86 vCPU while a machine starts (NestedVm.resets_after_start).
 START_RESETS_PER_VCPU = 2
 
 
@@ -333,13 +333,13 @@ class NestedVm:
             raise GuestError(f"L2 VM {self.spec.name} did not become ready: {exc}\n{self.diagnostics()}") from exc
         self.boot_seconds = time.monotonic() - t0
         self.resets_at_ready = self.cpu_resets()
-        guest_resets = self.guest_resets()
-        if guest_resets:
+        extra = self.resets_after_start()
+        if extra:
             # The VM is usable (it rebooted and came up), but say so and keep the evidence.
             self.save_logs()
             print(
-                f"[nested] L2 VM {self.spec.name}: the guest reset {guest_resets} time(s) before it was "
-                f"ready; its console and -d cpu_reset log (CPU state at each reset) are in {self.workdir}"
+                f"[nested] L2 VM {self.spec.name}: the guest was reset before it was ready ({extra} CPU "
+                f"resets beyond start-up); its console and -d cpu_reset log are in {self.workdir}"
             )
         return self
 
@@ -348,11 +348,12 @@ class NestedVm:
         out = self.host.run(f"cxlt-vm resets {self.spec.name}", check=False).out.strip()
         return int(out) if out.isdigit() else 0
 
-    def guest_resets(self) -> int:
-        """Resets of the guest since its QEMU started: QEMU resets each x86 vCPU twice while
-        the machine starts (when it creates the vCPU and at the first system reset, also for a
-        migration target) and once at every guest reset."""
-        return max(self.cpu_resets() - START_RESETS_PER_VCPU * self.spec.smp, 0) // self.spec.smp
+    def resets_after_start(self) -> int:
+        """CPU resets beyond the machine's start: QEMU resets each x86 vCPU twice while the
+        machine starts (when it creates the vCPU and at the first system reset, also for a
+        migration target); every guest reset adds at least one per vCPU (two were seen: the
+        firmware resets again on its way to the kernel)."""
+        return max(self.cpu_resets() - START_RESETS_PER_VCPU * self.spec.smp, 0)
 
     def alive(self) -> bool:
         return not self.stopped and self.host.vm.alive()
