@@ -220,3 +220,29 @@ def test_watchdog_ends_a_wait_for_a_guest_that_cannot_answer(monkeypatch: pytest
     with pytest.raises(GuestError, match="vCPU 0 wedged"):
         chan.run("sleep 100", timeout=100)
     assert time.monotonic() - t0 < 5 and len(calls) == 3
+
+
+class RegreetingAgent(StallingAgent):
+    """A scripted agent restarted by the guest's init just as a request came: the new agent's
+    greeting (response id 0) arrives first, then the answer to the request."""
+
+    def __init__(self) -> None:
+        super().__init__(acks=0)
+
+    def sendall(self, data: bytes, /) -> None:
+        self.sent.append(data)
+        rid = int.from_bytes(data[4:8], "little")
+        for r, out in ((0, b"ready 1.00\n"), (rid, b"answer\n")):
+            self.pending += agent.RSP_MAGIC + agent.RSP_BODY.pack(r, 0, 0, len(out), 0) + out
+
+
+def test_a_repeated_greeting_is_skipped_only_where_it_may_come() -> None:
+    """After a migration the guest's agent may restart and greet again: a channel told so
+    (NestedVm.reattach) skips the greeting; any other channel reports it as the protocol
+    error it is."""
+    strict = AgentChannel(RegreetingAgent(), lambda: True)
+    with pytest.raises(GuestError, match="response id 0 for request 1"):
+        strict.run("echo answer", timeout=1)
+    tolerant = AgentChannel(RegreetingAgent(), lambda: True)
+    tolerant.greeting_may_repeat = True
+    assert tolerant.run("echo answer", timeout=1).stdout == b"answer\n"

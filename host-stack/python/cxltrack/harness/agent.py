@@ -149,6 +149,9 @@ class AgentChannel:
         self.buf = b""
         self.broken: str | None = None
         self._next_watch = 0.0
+        # After a migration the guest's init may restart the agent (its port's host side went
+        # away and came back), and the new agent greets again: skip such greetings.
+        self.greeting_may_repeat = False
 
     def _recv_exact(self, n: int, deadline: float, what: str, limit: float) -> bytes:
         while len(self.buf) < n:
@@ -244,7 +247,10 @@ class AgentChannel:
             if res is None:
                 # The guest-side timeout starts now: stdin is all in the guest.
                 limit = timeout + HOST_GRACE_S
-                res_frame = self._frame(limit, f"result (guest-side timeout {timeout:g} s + {HOST_GRACE_S:g} s grace)")
+                what = f"result (guest-side timeout {timeout:g} s + {HOST_GRACE_S:g} s grace)"
+                res_frame = self._frame(limit, what)
+                while self.greeting_may_repeat and isinstance(res_frame, _Response) and res_frame.rid == 0:
+                    res_frame = self._frame(limit, what)
                 if not isinstance(res_frame, _Response):
                     raise GuestError(f"unexpected {_describe(res_frame)} while waiting for the result of request {rid}")
                 res = res_frame

@@ -454,11 +454,23 @@ class NestedVm:
             dpas.append(int(pa, 16) - hpa0 + dpa_base + g % page)
         return dpas
 
-    def reattach(self) -> None:
-        """Talk to the guest again after it moved here by migration (its agent greeted the
-        source long ago, so there is no greeting to wait for)."""
-        if self.agent is not None:
+    def reattach(self, tries: int = 3) -> None:
+        """Talk to the guest again after it moved here by migration. Its agent greeted the
+        source long ago; but the guest's init restarts the agent when the port's host side
+        went away (seen after the switch-over: a second greeting, and a request sent before
+        the restart is lost). So greetings are skipped from now on, and a no-op is sent until
+        one is answered."""
+        if self.agent is None:
+            return
+        self.agent.greeting_may_repeat = True
+        for attempt in range(1, tries + 1):
             self.agent.broken = None
+            try:
+                self.agent.run("true", 20)
+                return
+            except (GuestError, TimeoutError) as exc:
+                if attempt == tries:
+                    raise GuestError(f"L2 VM {self.spec.name}: no answer after the migration: {exc}") from exc
 
     def console_text(self) -> str:
         return self.host.run(f"cxlt-vm console {self.spec.name}", check=False).out
