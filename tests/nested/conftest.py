@@ -12,6 +12,14 @@ pytest_plugins = ["cxltrack.harness.pytest_plugin"]
 
 # (test, what, seconds) of every L2 VM a test timed, printed at the end of the run.
 _L2_BOOTS: list[tuple[str, str, float]] = []
+# The result line of every migration, printed at the end of the run (attempts=N > 1: a VM was
+# reset during the first runs, which were done again; docs/harness.md).
+_MIGRATIONS: list[str] = []
+
+
+@pytest.fixture(scope="session")
+def migrations() -> list[str]:
+    return _MIGRATIONS
 
 
 @pytest.fixture(scope="session")
@@ -22,3 +30,5 @@ def l2_boots() -> list[tuple[str, str, float]]:
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for test, what, secs in _L2_BOOTS:
         terminalreporter.write_line(f"nested boot-to-ready: {test} {what}: {secs:.1f} s")
+    for line in _MIGRATIONS:
+        terminalreporter.write_line(f"nested {line}")

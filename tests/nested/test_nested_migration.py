@@ -29,12 +29,12 @@ def check_exact(r: MigrationResult) -> None:
     assert r.pages_sent > 0 and r.rounds >= 2, r.line()
 
 
-def test_migration_memory_equal_at_switch_over(host: Host) -> None:
+def test_migration_memory_equal_at_switch_over(host: Host, migrations: list[str]) -> None:
     modes = ["stock", "qemu"] + (["device"] if has_device_dirty_log(host) else [])
     results = {}
     for mode in modes:
         r = migrate_and_compare(host, mode, writer_pages=2048, writer_seconds=15)
-        print(r.line())
+        migrations.append(r.line())
         results[mode] = r
         check_exact(r)
     # write-protect faults on the device node while migrating (traced in the host's KVM)
@@ -45,7 +45,7 @@ def test_migration_memory_equal_at_switch_over(host: Host) -> None:
     assert q["harvests"] >= results["qemu"].rounds and q["dirty-pages"] > 0, results["qemu"].line()
 
 
-def test_qemu_client_harvesting_the_wrong_pages_loses_writes(host: Host) -> None:
+def test_qemu_client_harvesting_the_wrong_pages_loses_writes(host: Host, migrations: list[str]) -> None:
     """Negative control: KVM leaves the device node to the QEMU client, so a client whose
     harvest is off by 2 MiB reports the writer's pages 512 places too low, misses them, and
     the copy differs. Shows that the client's bits, not KVM's, carry the device node. (Not the
@@ -60,6 +60,6 @@ def test_qemu_client_harvesting_the_wrong_pages_loses_writes(host: Host) -> None
     not understood, see docs/harness.md.)"""
     wrong = host.dpa_base() + 2 * 1024 * 1024
     r = migrate_and_compare(host, "qemu", writer_pages=2048, writer_seconds=60, client_dpa=wrong, resume=False)
-    print(r.line())
+    migrations.append(f"(negative control) {r.line()}")
     assert r.pages_equal < r.pages_compared, r.line()
     assert all(int(d.split()[2]) >= 192 * 256 for d in r.differ), f"differences outside the device node: {r.differ}"

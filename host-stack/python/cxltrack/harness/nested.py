@@ -222,6 +222,10 @@ class VmSpec:
 START_RESETS_PER_VCPU = 2
 
 
+class VmReset(GuestError):
+    """An L2 VM was reset while in use (NestedVm.shutdown found CPU resets past ready)."""
+
+
 def _drain(sock: socket.socket) -> None:
     """Drop bytes a previous VM of the slot left in the relay socket."""
     sock.settimeout(0.0)
@@ -456,10 +460,10 @@ class NestedVm:
 
     def reattach(self, tries: int = 3) -> None:
         """Talk to the guest again after it moved here by migration. Its agent greeted the
-        source long ago; but the guest's init restarts the agent when the port's host side
-        went away (seen after the switch-over: a second greeting, and a request sent before
-        the restart is lost). So greetings are skipped from now on, and a no-op is sent until
-        one is answered."""
+        source long ago; a second greeting means the agent started again, as it does when the
+        guest rebooted during the migration (seen under nested SVM on TCG; the source's reset
+        check then fails the run). Greetings are skipped from now on, and a no-op is sent
+        until one is answered, so that the run gets as far as that check."""
         if self.agent is None:
             return
         self.agent.greeting_may_repeat = True
@@ -517,7 +521,7 @@ class NestedVm:
         self.stopped = True
         self.host.release(self)
         if rebooted is not None:
-            raise GuestError(rebooted)
+            raise VmReset(rebooted)
 
 
 class Host:
