@@ -51,8 +51,9 @@ def test_migration_memory_equal_at_switch_over(host: Host, migrations: list[str]
     reason="needs a writer that outlasts round 1 yet stops before the switch-over: a 15 s writer and "
     "once a 60 s one ended before round 1 reached the device node (nothing to miss, 81920/81920 "
     "equal), and one that runs on keeps the migration from converging (its shifted dirty pages are "
-    "re-sent every round). Passed twice (256 pages wrong). Fix: the harness stops the writer once "
-    "round 2 has begun (not done yet)"
+    "re-sent every round). Passed twice (256 pages wrong). Stopping the writer after the third "
+    "bitmap sync did not let it converge either: the shifted range overlaps the destination's first "
+    "2 MiB, rewritten by the incoming migration; shift it elsewhere (not done yet)"
 )
 def test_qemu_client_harvesting_the_wrong_pages_loses_writes(host: Host, migrations: list[str]) -> None:
     """Negative control: KVM leaves the device node to the QEMU client, so a client whose
