@@ -16,8 +16,11 @@ works with any KVM).
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ParamSpec
 
 from .agent import GuestError
 from .kvmstats import KVM_DEBUGFS, KVM_PARAM, MOUNT_DEBUGFS, delta, parse_counters
@@ -27,6 +30,7 @@ from .nested import DeviceMemory, Host, MiB, NestedVm, VmReset, VmSpec
 # page for dirty logging, and faults fixed by the full handler.
 KVM_FAULT_STATS = ("pf_taken", "pf_fast", "pf_fixed")
 SOCK = "/run/cxlt/migrate.sock"
+P = ParamSpec("P")
 TRACING = "/sys/kernel/tracing"
 NPF_EVENT = f"{TRACING}/events/kvm/kvm_page_fault"
 
@@ -146,38 +150,6 @@ def _int(d: object, key: str) -> int:
     return int(v) if isinstance(v, int) else 0
 
 
-def migrate_and_compare(
-    host: Host,
-    dirty_log: str = "stock",
-    device_mib: int = 128,
-    writer_pages: int = 2048,
-    writer_seconds: int = 30,
-    timeout: float = 900,
-    client_dpa: int | None = None,
-    resume: bool = True,
-    attempts: int = 3,
-) -> MigrationResult:
-    """`migrate_once`, done again with fresh VMs (at most `attempts` runs in all) when a VM
-    was reset during a run. Under nested SVM on TCG an L2 guest now and then resets during a
-    live migration (any dirty log, stock KVM included; a guest reset then reboots it, see
-    docs/harness.md); such a run says nothing about the dirty log, so it is reported and
-    repeated, and the result carries how many runs it took."""
-    for attempt in range(1, attempts + 1):
-        try:
-            r = migrate_once(host, dirty_log, device_mib, writer_pages, writer_seconds, timeout, client_dpa, resume)
-        except VmReset as exc:
-            if attempt == attempts:
-                raise
-            print(
-                f"[nested] migration dirty_log={dirty_log}: a VM was reset during run {attempt} "
-                f"({str(exc).splitlines()[0]}); running it again with fresh VMs"
-            )
-            continue
-        r.attempts = attempt
-        return r
-    raise AssertionError("unreachable")
-
-
 def migrate_once(
     host: Host,
     dirty_log: str = "stock",
@@ -276,6 +248,40 @@ def migrate_once(
     if stopped:
         raise stopped[0]
     return result
+
+
+# Runs of one migration at most, when a VM was reset during a run (migrate_and_compare).
+RESET_ATTEMPTS = 3
+
+
+def _repeat_on_vm_reset(run: Callable[P, MigrationResult]) -> Callable[P, MigrationResult]:
+    """`run`, done again with fresh VMs (at most RESET_ATTEMPTS runs in all) when a VM was
+    reset during it. Under nested SVM on TCG an L2 guest now and then resets during a live
+    migration (any dirty log, stock KVM included; docs/harness.md); such a run says nothing
+    about the dirty log, so it is reported and repeated, and the result says how many runs
+    it took."""
+
+    @functools.wraps(run)
+    def repeated(*args: P.args, **kwargs: P.kwargs) -> MigrationResult:
+        for attempt in range(1, RESET_ATTEMPTS):
+            try:
+                r = run(*args, **kwargs)
+            except VmReset as exc:
+                print(
+                    f"[nested] migration: a VM was reset during run {attempt} "
+                    f"({str(exc).splitlines()[0]}); running it again with fresh VMs"
+                )
+                continue
+            r.attempts = attempt
+            return r
+        r = run(*args, **kwargs)
+        r.attempts = RESET_ATTEMPTS
+        return r
+
+    return repeated
+
+
+migrate_and_compare = _repeat_on_vm_reset(migrate_once)
 
 
 def _shutdown(*vms: NestedVm) -> list[GuestError | OSError]:

@@ -336,8 +336,11 @@ class NestedVm:
             self.save_logs()
             raise GuestError(f"L2 VM {self.spec.name} did not become ready: {exc}\n{self.diagnostics()}") from exc
         self.boot_seconds = time.monotonic() - t0
-        self.resets_at_ready = self.cpu_resets()
-        extra = self.resets_after_start()
+        # A migration target's start-up may still be logging its resets: count those as its own.
+        self.resets_at_ready = (
+            self.cpu_resets() if self.spec.incoming is None else START_RESETS_PER_VCPU * self.spec.smp
+        )
+        extra = self._beyond_start(self.resets_at_ready)
         if extra:
             # The VM is usable (it rebooted and came up), but say so and keep the evidence.
             self.save_logs()
@@ -357,7 +360,10 @@ class NestedVm:
         machine starts (when it creates the vCPU and at the first system reset, also for a
         migration target); every guest reset adds at least one per vCPU (two were seen: the
         firmware resets again on its way to the kernel)."""
-        return max(self.cpu_resets() - START_RESETS_PER_VCPU * self.spec.smp, 0)
+        return self._beyond_start(self.cpu_resets())
+
+    def _beyond_start(self, resets: int) -> int:
+        return max(resets - START_RESETS_PER_VCPU * self.spec.smp, 0)
 
     def alive(self) -> bool:
         return not self.stopped and self.host.vm.alive()
@@ -508,7 +514,7 @@ class NestedVm:
         if self.stopped:
             return
         rebooted = None
-        ready = self.resets_at_ready if self.spec.incoming is None else START_RESETS_PER_VCPU * self.spec.smp
+        ready = self.resets_at_ready
         if ready is not None and self.host.vm.alive() and self.cpu_resets() > ready:
             self.save_logs()
             rebooted = f"L2 VM {self.spec.name} was reset while in use\n{self.diagnostics()}"
