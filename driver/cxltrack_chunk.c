@@ -19,8 +19,9 @@
 
 #include "cxltrack_core.h"
 
-/* CHUNK_QUERY's state; caller holds cmd_lock. */
-static int cxlt_chunk_state(struct cxlt_dev *cd, u32 chunk, u64 *state)
+/* CHUNK_QUERY's state and owner (@owner may be NULL); caller holds cmd_lock. */
+static int cxlt_chunk_state(struct cxlt_dev *cd, u32 chunk, u64 *state,
+			    u64 *owner)
 {
 	struct cxlt_cmd_res res;
 	int ret;
@@ -30,6 +31,8 @@ static int cxlt_chunk_state(struct cxlt_dev *cd, u32 chunk, u64 *state)
 		return ret;
 	*state = (res.r0 & CXLT_LAYOUT_CHUNK_QUERY_RESULT0_STATE_MASK) >>
 		 CXLT_LAYOUT_CHUNK_QUERY_RESULT0_STATE_SHIFT;
+	if (owner)
+		*owner = res.r1;
 	return 0;
 }
 
@@ -55,7 +58,7 @@ static int cxlt_chunk_scrub(struct cxlt_dev *cd, u32 chunk, u32 owner)
 	if (ret)
 		return ret;
 	for (;;) {
-		ret = cxlt_chunk_state(cd, chunk, &state);
+		ret = cxlt_chunk_state(cd, chunk, &state, NULL);
 		if (ret)
 			return ret;
 		if (state == CXLT_CHUNK_STATE_FREE)
@@ -68,6 +71,14 @@ static int cxlt_chunk_scrub(struct cxlt_dev *cd, u32 chunk, u32 owner)
 	}
 	clear_bit(chunk, cd->unscrubbed);
 	return 0;
+}
+
+/* Bind @chunk to @file with @owner, or unbind it (NULL, 0); caller holds cmd_lock. */
+static void cxlt_chunk_bind(struct cxlt_dev *cd, u32 chunk, struct cxlt_file *file,
+			    u32 owner)
+{
+	cd->chunk_bind[chunk].file = file;
+	cd->chunk_bind[chunk].owner = owner;
 }
 
 /* CHUNK_LIST(@owner) into @bitmap (ceil(num_chunks / 8) bytes); caller holds cmd_lock. */
@@ -187,15 +198,12 @@ int cxlt_do_chunk(struct cxlt_dev *cd, struct cxlt_file *f,
 	if (!ret)
 		ret = cxlt_cmd(cd, ops[c->op], 0, c->chunk,
 			       c->op == CXLT_CHUNK_QUERY ? 0 : c->owner, 0, &res);
-	if (!ret && c->op == CXLT_CHUNK_ASSIGN) {
-		cd->chunk_bind[c->chunk].file = bind;
-		cd->chunk_bind[c->chunk].owner = bind ? c->owner : 0;
-	}
+	if (!ret && c->op == CXLT_CHUNK_ASSIGN)
+		cxlt_chunk_bind(cd, c->chunk, bind, bind ? c->owner : 0);
 	/* A released chunk is scrubbed by the device before it is FREE. */
 	if (!ret && c->op == CXLT_CHUNK_RELEASE) {
 		clear_bit(c->chunk, cd->unscrubbed);
-		cd->chunk_bind[c->chunk].file = NULL;
-		cd->chunk_bind[c->chunk].owner = 0;
+		cxlt_chunk_bind(cd, c->chunk, NULL, 0);
 	}
 	cxlt_leave(cd);
 	if (ret)
@@ -264,8 +272,7 @@ void cxlt_chunks_release_file(struct cxlt_dev *cd, struct cxlt_file *f)
 		if (cd->chunk_bind[c].file != f)
 			continue;
 		owner = cd->chunk_bind[c].owner;
-		cd->chunk_bind[c].file = NULL;
-		cd->chunk_bind[c].owner = 0;
+		cxlt_chunk_bind(cd, c, NULL, 0);
 		if (!hw)
 			continue;
 		ret = cxlt_cmd(cd, CXLT_OP_CHUNK_RELEASE, 0, c, owner, 0, &res);
@@ -299,23 +306,17 @@ void cxlt_chunks_forget(struct cxlt_dev *cd)
  */
 void cxlt_chunks_recheck(struct cxlt_dev *cd)
 {
-	struct cxlt_cmd_res res;
-	u64 state;
+	u64 state, owner;
 	u32 c;
 
 	lockdep_assert_held(&cd->cmd_lock);
 	for (c = 0; c < cd->caps.num_chunks; c++) {
 		if (!cd->chunk_bind[c].file)
 			continue;
-		if (!cxlt_cmd(cd, CXLT_OP_CHUNK_QUERY, 0, c, 0, 0, &res)) {
-			state = (res.r0 & CXLT_LAYOUT_CHUNK_QUERY_RESULT0_STATE_MASK) >>
-				CXLT_LAYOUT_CHUNK_QUERY_RESULT0_STATE_SHIFT;
-			if (state == CXLT_CHUNK_STATE_OWNED &&
-			    res.r1 == cd->chunk_bind[c].owner)
-				continue;
-		}
-		cd->chunk_bind[c].file = NULL;
-		cd->chunk_bind[c].owner = 0;
+		if (!cxlt_chunk_state(cd, c, &state, &owner) &&
+		    state == CXLT_CHUNK_STATE_OWNED && owner == cd->chunk_bind[c].owner)
+			continue;
+		cxlt_chunk_bind(cd, c, NULL, 0);
 	}
 }
 
