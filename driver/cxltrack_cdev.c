@@ -295,6 +295,7 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		struct cxlt_ctrl ctl;
 		struct cxlt_raw raw;
 		struct cxlt_event_scope es;
+		struct cxlt_addr_page ap;
 	} u;
 	int ret;
 
@@ -418,6 +419,17 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			return -EPERM;
 		cxlt_evq_set_scope(cd, f, u.es.scope == CXLT_EVENTS_ALL);
 		return 0;
+
+	case CXLT_IOC_ADDR_PAGE:
+		if (copy_from_user(&u.ap, argp, sizeof(u.ap)))
+			return -EFAULT;
+		if (u.ap.flags || u.ap.reserved0 ||
+		    !cxlt_rsvd_zero(u.ap.reserved, ARRAY_SIZE(u.ap.reserved)))
+			return -EINVAL;
+		ret = cxlt_user_addr_page(cd, u.ap.addr, &u.ap.page);
+		if (!ret && copy_to_user(argp, &u.ap, sizeof(u.ap)))
+			ret = -EFAULT;
+		return ret;
 
 	case CXLT_IOC_RAW:
 		if (copy_from_user(&u.raw, argp, sizeof(u.raw)))

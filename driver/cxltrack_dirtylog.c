@@ -316,6 +316,35 @@ struct cxlt_dev *cxlt_get_by_pfn(unsigned long pfn, u64 *page)
 }
 EXPORT_SYMBOL_GPL(cxlt_get_by_pfn);
 
+/**
+ * cxlt_user_addr_page() - the device page a user address maps
+ * @cd: tracker
+ * @uaddr: address in the calling process, aligned to the tracking page size
+ * @page: the device page, on success
+ *
+ * Return: 0, -EINVAL (misaligned), -EFAULT (not mapped) or -ENXIO (not a page
+ * of @cd as far as its host-physical map tells).
+ */
+int cxlt_user_addr_page(struct cxlt_dev *cd, u64 uaddr, u64 *page)
+{
+	struct cxlt_dev *owner;
+	struct page *pg;
+	unsigned long pfn;
+
+	if (uaddr % (1ULL << cd->caps.page_shift))
+		return -EINVAL;
+	if (pin_user_pages_fast(uaddr, 1, 0, &pg) != 1)
+		return -EFAULT;
+	pfn = page_to_pfn(pg);
+	unpin_user_page(pg);
+	/* Where the page is now; a mapping the caller changes later is its own. */
+	owner = cxlt_get_by_pfn(pfn, page);
+	if (!owner)
+		return -ENXIO;
+	cxlt_put(owner);
+	return owner == cd ? 0 : -ENXIO;
+}
+
 /* Add @cd's maps to @log, which has room for CXLT_KLOG_MAX_MAPS more. */
 static void cxlt_log_take(struct cxlt_dev *cd, struct cxlt_dirty_log *log)
 {

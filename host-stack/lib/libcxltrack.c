@@ -253,6 +253,16 @@ int cxltrack_stats(struct cxltrack *t, struct cxlt_stats *s)
 	return ioc(t, CXLT_IOC_STATS, s);
 }
 
+int cxltrack_addr_page(struct cxltrack *t, const volatile void *addr, uint64_t *page)
+{
+	struct cxlt_addr_page ap = { .addr = (uintptr_t)addr };
+	int ret = ioc(t, CXLT_IOC_ADDR_PAGE, &ap);
+
+	if (!ret)
+		*page = ap.page;
+	return ret;
+}
+
 int cxltrack_ctrl(struct cxltrack *t, struct cxlt_ctrl *c)
 {
 	return ioc(t, CXLT_IOC_CTRL, c);

@@ -78,6 +78,8 @@ int cxltrack_chunk_list(struct cxltrack *t, unsigned int owner, uint8_t *bitmap,
 			size_t len, uint64_t *count);
 
 int cxltrack_stats(struct cxltrack *t, struct cxlt_stats *s);
+/* The device page that @addr (a page of this process, e.g. of a dax mapping) maps. */
+int cxltrack_addr_page(struct cxltrack *t, const volatile void *addr, uint64_t *page);
 int cxltrack_ctrl(struct cxltrack *t, struct cxlt_ctrl *c);
 
 /*

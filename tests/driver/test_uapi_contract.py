@@ -161,6 +161,20 @@ def test_user_space_never_changes_pages_onlined_as_system_ram(tracker_vm: Tracke
     assert size > 0 and hpa > 0
 
 
+def test_a_mapping_tells_its_device_pages(tracker_vm: TrackerFactory) -> None:
+    """CXLT_IOC_ADDR_PAGE answers the device page of each page of a dax mapping (so a client
+    such as QEMU's dirty log need not be told where its memory is, nor be told wrongly) once
+    the region's host-physical map is registered, and ENXIO before: the driver does not guess."""
+    t = tracker_vm()
+    t.run("echo clear > /sys/class/cxltrack/cxltrack0/dirty_log/hpa_map")
+    r = t.run(f"cxlt-test addrpage {DAX}", timeout=60, check=False)
+    assert r.status == 1 and "ADDR_PAGE: No such device or address" in r.err, (r.status, r.err)
+    t.run("cxl-region track", timeout=60)
+    out = t.run(f"cxlt-test addrpage {DAX}", timeout=60).out
+    print(out)
+    assert "ok addrpage" in out, out
+
+
 def test_cache_contract_from_user_space(tracker_vm: TrackerFactory) -> None:
     """BAT_SET/BAT_DISCARD and SLOT_MERGE can name the caller's mapping of the page (the
     driver writes its lines back / invalidates them); a misaligned or unmapped address fails

@@ -123,11 +123,12 @@ static void one(int fd)
 		struct cxlt_stats st;
 		struct cxlt_ctrl ctl;
 		struct cxlt_raw raw;
+		struct cxlt_addr_page ap;
 		uint8_t bytes[512];
 	} u;
 	unsigned long req;
 	void *arg = &u;
-	int which = (int)(rnd() % 16);
+	int which = (int)(rnd() % 17);
 	long ret;
 
 	memset(&u, 0, sizeof(u));
@@ -241,12 +242,16 @@ static void one(int fd)
 		note(r, "read");
 		return;
 	}
+	case 15:
+		req = CXLT_IOC_ADDR_PAGE;
+		u.ap.addr = rnd() % 2 ? ptr(4096) & ~4095ull : ptr(4096);
+		break;
 	default:
 		/* A valid number with a bad argument pointer. */
 		req = pick((const uint64_t[]){ CXLT_IOC_INFO, CXLT_IOC_HARVEST, CXLT_IOC_BAT,
 					       CXLT_IOC_SLOT_QUERY, CXLT_IOC_CHUNK_LIST,
 					       CXLT_IOC_STATS, CXLT_IOC_CTRL,
-					       CXLT_IOC_EVENT_SCOPE }, 8);
+					       CXLT_IOC_EVENT_SCOPE, CXLT_IOC_ADDR_PAGE }, 9);
 		arg = (void *)(uintptr_t)pick((const uint64_t[]){ 0, 1, (uintptr_t)hole,
 			(uintptr_t)ro_page, 0xffff888000000000ull, (uintptr_t)buf + buf_len - 8 }, 6);
 		break;

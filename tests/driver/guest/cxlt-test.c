@@ -26,6 +26,8 @@
  *   cxlt-test cache    DAX                     user-space CPU-cache contract: BAT and merge
  *                                              calls that name the caller's mapping, harvest
  *                                              with WRITEBACK
+ *   cxlt-test addrpage DAX                     CXLT_IOC_ADDR_PAGE: the device page of each
+ *                                              page of a dax mapping; bad addresses fail
  *   cxlt-test rawkeep  DAX                     a slot stays its file's after another file's
  *                                              raw mode (needs allow_raw=1)
  *   cxlt-test peek     DAX DPA LEN             print LEN bytes at DPA as hex (loads)
@@ -1073,6 +1075,33 @@ static int mode_cache(void)
 	return 0;
 }
 
+/* --- addrpage: the device page a mapping of the dax device maps -------------- */
+static int mode_addrpage(void)
+{
+	struct cxlt_addr_page ap = { 0 };
+	uint8_t *heap = aligned_alloc(page_size, page_size);
+	uint64_t page;
+
+	if (!heap)
+		fail("oom");
+	for (uint64_t i = 0; i < npages; i += 7) {
+		check(cxltrack_addr_page(t, page_ptr(first_page + i), &page), "ADDR_PAGE");
+		if (page != first_page + i)
+			fail("ADDR_PAGE of the mapping's page %" PRIu64 ": device page 0x%" PRIx64
+			     ", expected 0x%" PRIx64, i, page, first_page + i);
+	}
+	expect_err(cxltrack_addr_page(t, page_ptr(first_page) + 8, &page), -EINVAL, "misaligned");
+	expect_err(cxltrack_addr_page(t, (void *)4096, &page), -EFAULT, "unmapped");
+	memset(heap, 1, page_size);
+	expect_err(cxltrack_addr_page(t, heap, &page), -ENXIO, "ordinary memory");
+	ap.addr = (uintptr_t)page_ptr(first_page);
+	ap.reserved[1] = 1;
+	expect_err(ioctl(t->fd, CXLT_IOC_ADDR_PAGE, &ap) ? -errno : 0, -EINVAL, "reserved field");
+	free(heap);
+	printf("ok addrpage: %" PRIu64 " pages from device page 0x%" PRIx64 "\n", npages, first_page);
+	return 0;
+}
+
 /* --- rawkeep: raw mode on another file does not free this file's slot -------- */
 static int mode_rawkeep(void)
 {
@@ -1150,6 +1179,10 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "cache")) {
 		setup(argv[2], 64, 1);
 		return mode_cache();
+	}
+	if (argc >= 3 && !strcmp(argv[1], "addrpage")) {
+		setup(argv[2], 4096, 1);
+		return mode_addrpage();
 	}
 	if (argc >= 3 && !strcmp(argv[1], "rawkeep")) {
 		setup(argv[2], 64, 1);

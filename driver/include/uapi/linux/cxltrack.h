@@ -35,7 +35,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define CXLT_UAPI_VERSION		3
+#define CXLT_UAPI_VERSION		4
 
 #define CXLT_IOC_MAGIC			0xC7
 
@@ -288,6 +288,22 @@ struct cxlt_event_scope {
 	__u64 reserved[2];
 };
 
+/*
+ * CXLT_IOC_ADDR_PAGE: the device page that a page of the caller's address
+ * space maps (e.g. a mapping of /dev/daxX.Y), so that a user of the tracker
+ * need not be told where its memory is on the device, and cannot be told
+ * wrongly. @addr is aligned to the tracking page size. -EFAULT: not mapped;
+ * -ENXIO: not memory of this device, or the driver does not know where the
+ * device's memory is mapped (no dirty_log/hpa_map entry covers it).
+ */
+struct cxlt_addr_page {
+	__u64 addr;		/* in: user virtual address */
+	__u64 page;		/* out: device page (DPA >> page_shift) */
+	__u32 flags;		/* none defined */
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
 /* An event record, as read() returns it. */
 #define CXLT_EV_SLOT_FULL		1
 #define CXLT_EV_SLOT_TIMEOUT		2
@@ -349,6 +365,7 @@ struct cxlt_raw {
 #define CXLT_IOC_STATS		_IOR(CXLT_IOC_MAGIC, 0x0a, struct cxlt_stats)
 #define CXLT_IOC_CTRL		_IOWR(CXLT_IOC_MAGIC, 0x0b, struct cxlt_ctrl)
 #define CXLT_IOC_EVENT_SCOPE	_IOW(CXLT_IOC_MAGIC, 0x0c, struct cxlt_event_scope)
+#define CXLT_IOC_ADDR_PAGE	_IOWR(CXLT_IOC_MAGIC, 0x0d, struct cxlt_addr_page)
 #define CXLT_IOC_RAW		_IOWR(CXLT_IOC_MAGIC, 0x20, struct cxlt_raw)
 
 #endif /* _UAPI_LINUX_CXLTRACK_H */
