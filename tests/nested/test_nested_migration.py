@@ -8,8 +8,6 @@ write-protect fault. The small version of `make bench-migrate`."""
 
 from __future__ import annotations
 
-import pytest
-
 from cxltrack.harness.migration import MigrationResult, has_device_dirty_log, migrate_and_compare
 from cxltrack.harness.nested import Host
 
@@ -23,6 +21,28 @@ def test_page_compare_finds_one_changed_byte(host: Host) -> None:
     bad = host.run("cxlt-pagecmp /run/cxlt/a.mem /run/cxlt/b.mem", check=False)
     assert bad.status == 1 and "differ=1" in bad.out and "differ page 3 " in bad.out, bad.out
     host.run("rm -f /run/cxlt/a.mem /run/cxlt/b.mem")
+
+
+def test_qemu_client_finds_its_dpa_and_refuses_a_wrong_one(host: Host) -> None:
+    """The host QEMU's cxltrack-dirty-log asks the host's driver where its backend is on the
+    device (CXLT_IOC_ADDR_PAGE): without dpa= it takes the answer, a dpa= that disagrees is
+    refused (its bits would be the wrong pages', losing the guest's writes, as the negative
+    control below shows), and so is RAM that is not on the device."""
+    mib = 1024 * 1024
+    off = 64 * mib
+    qemu = "qemu-system-x86_64 -M none -nodefaults -display none -monitor stdio"
+    dax = f"memory-backend-file,id=m,mem-path=/dev/dax0.0,share=on,align=2M,size=64M,offset={off}"
+    log = "cxltrack-dirty-log,id=d,memdev=m,tracker=/dev/cxltrack0"
+    want = host.dpa_base() + off
+    found = host.run(f"printf 'qom-get /objects/d dpa\nquit\n' | {qemu} -object {dax} -object {log}", check=False)
+    assert found.status == 0 and str(want) in found.out.split(), found.describe()
+    given = host.run(f"printf 'quit\n' | {qemu} -object {dax} -object {log},dpa={want}", check=False)
+    assert given.status == 0, given.describe()
+    wrong = host.run(f"{qemu} -object {dax} -object {log},dpa={want + 2 * mib} </dev/null", check=False, timeout=60)
+    assert wrong.status != 0 and f"but the backend starts at DPA 0x{want:x}" in wrong.err, wrong.describe()
+    ram = "memory-backend-memfd,id=m,share=on,size=64M"
+    notdev = host.run(f"{qemu} -object {ram} -object {log} </dev/null", check=False, timeout=60)
+    assert notdev.status != 0 and "is not on this tracker" in notdev.err, notdev.describe()
 
 
 def check_exact(r: MigrationResult) -> None:
@@ -47,25 +67,20 @@ def test_migration_memory_equal_at_switch_over(host: Host, migrations: list[str]
     assert q["harvests"] >= results["qemu"].rounds and q["dirty-pages"] > 0, results["qemu"].line()
 
 
-@pytest.mark.skip(
-    reason="needs a writer that outlasts round 1 yet stops before the switch-over: a 15 s writer and "
-    "once a 60 s one ended before round 1 reached the device node (nothing to miss, 81920/81920 "
-    "equal), and one that runs on keeps the migration from converging (its shifted dirty pages are "
-    "re-sent every round). Passed twice (256 pages wrong). Stopping the writer after the third "
-    "bitmap sync did not let it converge either: the shifted range overlaps the destination's first "
-    "2 MiB, rewritten by the incoming migration; shift it elsewhere (not done yet)"
-)
 def test_qemu_client_harvesting_the_wrong_pages_loses_writes(host: Host, migrations: list[str]) -> None:
-    """Negative control: KVM leaves the device node to the QEMU client, so a client whose
-    harvest is off by 2 MiB reports the writer's pages 512 places too low, misses them, and
-    the copy differs. Shows that the client's bits, not KVM's, carry the device node. (Not the
-    destination's range: the pages the destination receives would be reported dirty again at
-    the source and sent again, and the migration would never converge.)
+    """Negative control: KVM leaves the device node to the QEMU client, so a client that
+    harvests the wrong device range (here the 128 MiB after the source's, which no VM uses:
+    the destination's node 1 is in ordinary memory) reports no write after round 1, and every
+    page the writer rewrites after round 1 sent it differs in the copy. Shows that the
+    client's bits, not KVM's, carry the device node. The writer runs on through the switch-
+    over; with nothing reported dirty on the device node, the migration still converges.
 
-    The writer must write after round 1 has sent the device node and stop before the
-    switch-over (see the skip reason)."""
-    wrong = host.dpa_base() + 2 * 1024 * 1024
-    r = migrate_and_compare(host, "qemu", writer_pages=2048, writer_seconds=60, client_dpa=wrong, resume=False)
+    (A harvest range that overlapped the destination's would not converge: the pages the
+    destination receives would come back as the source's dirty pages every round.)"""
+    wrong = host.dpa_base() + 128 * 1024 * 1024
+    r = migrate_and_compare(
+        host, "qemu", writer_pages=2048, writer_seconds=900, client_dpa=wrong, resume=False, dst_on_device=False
+    )
     migrations.append(f"(negative control) {r.line()}")
     assert r.pages_equal < r.pages_compared, r.line()
     assert all(int(d.split()[2]) >= 192 * 256 for d in r.differ), f"differences outside the device node: {r.differ}"

@@ -159,11 +159,13 @@ def migrate_once(
     timeout: float = 900,
     client_dpa: int | None = None,
     resume: bool = True,
+    dst_on_device: bool = True,
 ) -> MigrationResult:
     """One migration of a VM whose node 1 (`device_mib` MiB of /dev/dax0.0) a writer keeps
     dirtying (`writer_pages` pages, rewritten at random for `writer_seconds`): source at
-    offset 0 of the device, destination right after it. `client_dpa` places the "qemu"
-    client's harvest elsewhere (a negative control: its bits are then the wrong pages'). With
+    offset 0 of the device, destination right after it, or with `dst_on_device` false, its
+    node 1 in the host's ordinary memory. `client_dpa` places the "qemu" client's harvest
+    elsewhere, unchecked (a negative control: its bits are then the wrong pages'). With
     `resume`, the destination then runs on and must answer."""
     set_dirty_log(host, dirty_log)
     size = device_mib * MiB
@@ -176,12 +178,13 @@ def migrate_once(
             paravirt=False,
             device_dirty_log=dirty_log == "qemu",
             device_dirty_log_dpa=client_dpa,
+            device_dirty_log_unchecked=client_dpa is not None,
         )
     )
     dst = host.start_vm(
         VmSpec(
             "dst",
-            device=DeviceMemory("devdax", size, offset=size),
+            device=DeviceMemory("devdax", size, offset=size) if dst_on_device else DeviceMemory("ram", size),
             incoming=f"unix:{SOCK}",
             paravirt=False,
             extra_args=["-S"],  # stay paused after the switch-over, for the comparison

@@ -181,15 +181,17 @@ class DeviceMemory:
 
     devdax: `memory-backend-file` on /dev/dax0.0 at `offset` (2 MiB aligned), so the node's
     guest-physical pages map linearly onto device pages. kmem: `memory-backend-ram` bound to
-    the region's NUMA node (pages anywhere on the device, found per pfn)."""
+    the region's NUMA node (pages anywhere on the device, found per pfn). ram: the same node
+    in the host's ordinary memory, not on the device (a migration peer that must leave the
+    device's pages alone)."""
 
     mode: str
     size: int = BLOCK
     offset: int = 0
 
     def __post_init__(self) -> None:
-        if self.mode not in ("devdax", "kmem"):
-            raise ValueError(f"device memory mode {self.mode!r}: devdax or kmem")
+        if self.mode not in ("devdax", "kmem", "ram"):
+            raise ValueError(f"device memory mode {self.mode!r}: devdax, kmem or ram")
         if self.size <= 0 or self.size % BLOCK:
             raise ValueError(f"device memory size {self.size}: a positive multiple of {BLOCK // MiB} MiB")
         if self.offset % (2 * MiB) or self.offset < 0:
@@ -212,7 +214,11 @@ class VmSpec:
     # Migration dirty bits of the device node from the tracker, by the host QEMU's
     # cxltrack-dirty-log object (devdax only); KVM then does not log that memory.
     device_dirty_log: bool = False
-    device_dirty_log_dpa: int | None = None  # the object's dpa; default: where the node is
+    # The object's dpa. Default: none given, the host's driver tells where the node is
+    # (CXLT_IOC_ADDR_PAGE); a given dpa must agree with it unless `unchecked` (x-dpa-unchecked:
+    # a negative control's wrong range).
+    device_dirty_log_dpa: int | None = None
+    device_dirty_log_unchecked: bool = False
     extra_args: list[str] = field(default_factory=list)
     boot_timeout: float = 300.0
     command_timeout: float = 120.0
@@ -288,6 +294,8 @@ class NestedVm:
                     f"memory-backend-file,id=dev0,mem-path={self.host.dax},share=on,align=2M,"
                     f"size={d.size // MiB}M,offset={d.offset}"
                 )
+            elif d.mode == "ram":
+                backend = f"memory-backend-ram,id=dev0,size={d.size // MiB}M"
             else:
                 if self.host.region != "kmem" or self.host.node is None:
                     raise ValueError(f"the host's region is {self.host.region}, not kmem")
@@ -296,10 +304,12 @@ class NestedVm:
             if s.device_dirty_log:
                 if d.mode != "devdax":
                     raise ValueError("device_dirty_log needs a devdax device node (a fixed DPA range)")
-                dpa = s.device_dirty_log_dpa
-                if dpa is None:
-                    dpa = self.host.dpa_base() + d.offset
-                args += ["-object", f"cxltrack-dirty-log,id=devlog0,memdev=dev0,tracker=/dev/cxltrack0,dpa={dpa}"]
+                log = "cxltrack-dirty-log,id=devlog0,memdev=dev0,tracker=/dev/cxltrack0"
+                if s.device_dirty_log_dpa is not None:
+                    log += f",dpa={s.device_dirty_log_dpa}"
+                if s.device_dirty_log_unchecked:
+                    log += ",x-dpa-unchecked=on"
+                args += ["-object", log]
         if s.disk:
             args += [
                 "-drive",
@@ -441,7 +451,7 @@ class NestedVm:
         of that process gives each page's host-physical address (cxlt-pagemap), and the
         region's place in host-physical memory gives the DPA."""
         d = self.spec.device
-        if d is None:
+        if d is None or d.mode == "ram":
             raise ValueError(f"L2 VM {self.spec.name} has no device memory")
         base = self.device_gpa
         for g in gpas:

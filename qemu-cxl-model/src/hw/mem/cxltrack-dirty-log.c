@@ -16,9 +16,13 @@
  *   -object cxltrack-dirty-log,id=dl1,memdev=m1,tracker=/dev/cxltrack0,dpa=N
  *
  * dpa is the device physical address of the backend's first byte (the
- * region's DPA plus the backend's offset in the dax device). The read-only
- * properties harvests and dirty-pages count the syncs and the pages they
- * reported dirty.
+ * region's DPA plus the backend's offset in the dax device). Without it, the
+ * driver tells (CXLT_IOC_ADDR_PAGE); with it, the driver's answer must agree:
+ * bits of the wrong pages would lose the guest's writes. The driver is asked
+ * at every 2 MiB of the backend, which must map the device linearly.
+ * x-dpa-unchecked=on takes dpa as given (a test's negative control). The
+ * read-only properties harvests and dirty-pages count the syncs and the pages
+ * they reported dirty.
  *
  * Never lose a dirty bit: when a harvest fails, every page of the range is
  * reported dirty. A harvest with clear that returned has cleared the device's
@@ -35,6 +39,7 @@
 #include "qemu/bitmap.h"
 #include "qemu/error-report.h"
 #include "qemu/module.h"
+#include "qemu/units.h"
 #include "qapi/error.h"
 #include "qom/object_interfaces.h"
 #include "system/hostmem.h"
@@ -44,6 +49,8 @@
 #include "exec/ram_addr.h"
 
 #define TYPE_CXLTRACK_DIRTY_LOG "cxltrack-dirty-log"
+#define DPA_UNSET UINT64_MAX
+#define LINEAR_STEP (2 * MiB)
 OBJECT_DECLARE_SIMPLE_TYPE(CxltrackDirtyLog, CXLTRACK_DIRTY_LOG)
 
 struct CxltrackDirtyLog {
@@ -51,7 +58,8 @@ struct CxltrackDirtyLog {
 
     HostMemoryBackend *memdev;
     char *tracker;
-    uint64_t dpa;
+    uint64_t dpa;           /* DPA_UNSET: ask the driver */
+    bool dpa_unchecked;
 
     int fd;
     uint64_t first_page;    /* tracker page of the backend's first byte */
@@ -137,6 +145,47 @@ static bool cxltrack_dirty_log_global_start(MemoryListener *listener,
     return true;
 }
 
+/*
+ * Where the backend is on the device, from the driver: the page of its first
+ * byte, checked to go on linearly at every LINEAR_STEP and at its last page.
+ * Returns false with errp set, or with *page UINT64_MAX and no error when the
+ * driver predates CXLT_IOC_ADDR_PAGE.
+ */
+static bool cxltrack_dirty_log_find(CxltrackDirtyLog *s, MemoryRegion *mr,
+                                    uint64_t page_size, uint64_t *page,
+                                    Error **errp)
+{
+    uint8_t *host = memory_region_get_ram_ptr(mr);
+    uint64_t last = memory_region_size(mr) - page_size, off;
+
+    *page = UINT64_MAX;
+    for (off = 0;; off = MIN(off + LINEAR_STEP, last)) {
+        struct cxlt_addr_page ap = { .addr = (uintptr_t)(host + off) };
+
+        if (ioctl(s->fd, CXLT_IOC_ADDR_PAGE, &ap) < 0) {
+            if (errno == ENOTTY && !off) {
+                return true;
+            }
+            error_setg_errno(errp, errno, "cxltrack-dirty-log: %s: the backend"
+                             " at offset 0x%" PRIx64 " is not on this tracker",
+                             s->tracker, off);
+            return false;
+        }
+        if (!off) {
+            *page = ap.page;
+        } else if (ap.page != *page + off / page_size) {
+            error_setg(errp, "cxltrack-dirty-log: the backend does not map the"
+                       " device linearly (offset 0x%" PRIx64 " is at device"
+                       " page 0x%" PRIx64 ", not 0x%" PRIx64 ")", off,
+                       (uint64_t)ap.page, *page + off / page_size);
+            return false;
+        }
+        if (off == last) {
+            return true;
+        }
+    }
+}
+
 static void cxltrack_dirty_log_complete(UserCreatable *uc, Error **errp)
 {
     CxltrackDirtyLog *s = CXLTRACK_DIRTY_LOG(uc);
@@ -172,10 +221,37 @@ static void cxltrack_dirty_log_complete(UserCreatable *uc, Error **errp)
     }
     size = memory_region_size(mr);
     align = page * MAX(info.harvest_align, 1);
-    if (s->dpa % align || size % align) {
-        error_setg(errp, "cxltrack-dirty-log: dpa 0x%" PRIx64 " and size 0x%"
-                   PRIx64 " must be multiples of 0x%" PRIx64,
-                   s->dpa, size, align);
+    if (!size || size % align) {
+        error_setg(errp, "cxltrack-dirty-log: the backend's size 0x%" PRIx64
+                   " must be a multiple of 0x%" PRIx64, size, align);
+        goto fail;
+    }
+    if (!s->dpa_unchecked) {
+        uint64_t found;
+
+        if (!cxltrack_dirty_log_find(s, mr, page, &found, errp)) {
+            goto fail;
+        }
+        if (found == UINT64_MAX && s->dpa == DPA_UNSET) {
+            error_setg(errp, "cxltrack-dirty-log: the driver cannot tell where"
+                       " the backend is on the device: give dpa");
+            goto fail;
+        }
+        if (found != UINT64_MAX && s->dpa == DPA_UNSET) {
+            s->dpa = found * page;
+        } else if (found != UINT64_MAX && s->dpa != found * page) {
+            error_setg(errp, "cxltrack-dirty-log: dpa 0x%" PRIx64 ", but the"
+                       " backend starts at DPA 0x%" PRIx64, s->dpa,
+                       found * page);
+            goto fail;
+        }
+    } else if (s->dpa == DPA_UNSET) {
+        error_setg(errp, "cxltrack-dirty-log: x-dpa-unchecked needs dpa");
+        goto fail;
+    }
+    if (s->dpa % align) {
+        error_setg(errp, "cxltrack-dirty-log: dpa 0x%" PRIx64 " must be a"
+                   " multiple of 0x%" PRIx64, s->dpa, align);
         goto fail;
     }
     s->first_page = s->dpa / page;
@@ -223,11 +299,23 @@ static char *cxltrack_dirty_log_get_tracker(Object *obj, Error **errp)
     return g_strdup(CXLTRACK_DIRTY_LOG(obj)->tracker);
 }
 
+static bool cxltrack_dirty_log_get_unchecked(Object *obj, Error **errp)
+{
+    return CXLTRACK_DIRTY_LOG(obj)->dpa_unchecked;
+}
+
+static void cxltrack_dirty_log_set_unchecked(Object *obj, bool value,
+                                             Error **errp)
+{
+    CXLTRACK_DIRTY_LOG(obj)->dpa_unchecked = value;
+}
+
 static void cxltrack_dirty_log_init(Object *obj)
 {
     CxltrackDirtyLog *s = CXLTRACK_DIRTY_LOG(obj);
 
     s->fd = -1;
+    s->dpa = DPA_UNSET;
     object_property_add_link(obj, "memdev", TYPE_MEMORY_BACKEND,
                              (Object **)&s->memdev,
                              object_property_allow_set_link,
@@ -236,6 +324,9 @@ static void cxltrack_dirty_log_init(Object *obj)
                             cxltrack_dirty_log_set_tracker);
     object_property_add_uint64_ptr(obj, "dpa", &s->dpa,
                                    OBJ_PROP_FLAG_READWRITE);
+    object_property_add_bool(obj, "x-dpa-unchecked",
+                             cxltrack_dirty_log_get_unchecked,
+                             cxltrack_dirty_log_set_unchecked);
     object_property_add_uint64_ptr(obj, "harvests", &s->harvests,
                                    OBJ_PROP_FLAG_READ);
     object_property_add_uint64_ptr(obj, "dirty-pages", &s->dirty_pages,
