@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "libcxltrack.h"
@@ -21,9 +22,56 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* CPU time of this process, user + system: the driver's share of a harvest is system time. */
+static double cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static uint64_t commands_issued(struct cxltrack *t)
+{
+	struct cxlt_stats s;
+	int ret = cxltrack_stats(t, &s);
+
+	if (ret)
+		die_err(ret, "bench stats");
+	return s.commands;
+}
+
+/*
+ * What a dirty-log round costs per GiB of logged memory: the device commands the driver
+ * issued (the device's command counter, so also another user's commands meanwhile), the
+ * bytes it read through the RESULT window (the bitmap, read with 8-byte MMIO loads), and
+ * the CPU time of the calls.
+ */
+static void harvest_cost(struct cxltrack *t, uint64_t pages, uint64_t iters,
+			 uint32_t flags, uint8_t *buf)
+{
+	size_t len = cxltrack_harvest_bytes(CXLT_HARVEST_DIRTY, pages);
+	uint64_t cmds = commands_issued(t), nr;
+	double c0 = cpu_s(), t0 = now_s(), gib;
+	int ret;
+
+	for (uint64_t i = 0; i < iters; i++) {
+		ret = cxltrack_harvest(t, CXLT_HARVEST_DIRTY, 0, pages, flags, buf, len, &nr);
+		if (ret)
+			die_err(ret, "bench harvest");
+	}
+	gib = (double)pages * (double)iters * (double)(1ULL << t->info.page_shift) / (double)(1ULL << 30);
+	printf("harvest cost per GiB logged (dirty%s): commands=%.1f mmio_bytes=%.0f cpu_ms=%.3f wall_ms=%.3f\n",
+	       flags & CXLT_HARVEST_F_CLEAR ? ", clear" : "",
+	       (double)(commands_issued(t) - cmds) / gib, (double)len * (double)iters / gib,
+	       (cpu_s() - c0) * 1e3 / gib, (now_s() - t0) * 1e3 / gib);
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	uint64_t pages = 0, iters = 20, nr;
+	uint32_t cost_flags = 0;
 	struct cxltrack *t;
 	uint8_t *buf;
 	double t0, dt;
@@ -34,6 +82,8 @@ int cmd_bench(int argc, char **argv)
 			pages = num(argv[++i], "N");
 		else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
 			iters = num(argv[++i], "K");
+		else if (!strcmp(argv[i], "--clear"))
+			cost_flags = CXLT_HARVEST_F_CLEAR;
 		else
 			die_usage("bench: unknown argument '%s'", argv[i]);
 	}
@@ -59,6 +109,7 @@ int cmd_bench(int argc, char **argv)
 		       names[kind], pages, dt / (double)iters * 1e6,
 		       (double)pages * (double)iters / dt / 1e6);
 	}
+	harvest_cost(t, pages, iters, cost_flags, buf);
 	t0 = now_s();
 	for (uint64_t i = 0; i < iters * 10; i++) {
 		uint64_t b;

@@ -165,7 +165,12 @@ def test_cli_help_and_argument_errors(tracker_vm: TrackerFactory) -> None:
     assert r.status == 1 and "busy" in r.err
     r = t.run("cxltrack chunk release 1 6", check=False)
     assert r.status == 1 and "not permitted" in r.err
-    print(t.run("cxltrack bench --pages 4096 --iters 5", timeout=120).out)
+    out = t.run("cxltrack bench --pages 4096 --iters 5 --clear", timeout=120).out
+    print(out)
+    # 5 harvests of 4096 pages (80 MiB): one command and a 512-byte bitmap each
+    cost = next(ln for ln in out.splitlines() if ln.startswith("harvest cost per GiB logged (dirty, clear):"))
+    fields = dict(w.split("=") for w in cost.split(":", 1)[1].split())
+    assert float(fields["commands"]) == 64.0 and float(fields["mmio_bytes"]) == 32768.0, cost
 
 
 def test_guest_test_program_detects_a_broken_truth(tracker_vm: TrackerFactory) -> None:

@@ -9,6 +9,9 @@ downtime, and the page-by-page comparison of source and destination at the switc
 Last line:
     wp_faults_stock=<n> wp_faults_device=<n> pages_ratio=<device/stock> ok=<pages equal>
 (sums over the runs; `ok` equals the number of pages compared when every copy was exact).
+Before the migrations, with no VM running: what a dirty-log harvest costs per GiB of logged
+memory (`cxltrack bench --clear` in the host: device commands, bytes read through the
+RESULT window, CPU time), the cost the patched KVM and the QEMU client pay every round.
 Writes out/bench-migrate/results.json and migrate.png.
 """
 
@@ -43,8 +46,9 @@ def plot(runs: list[MigrationResult], path: Path) -> None:
         ("pages sent", lambda r: r.pages_sent),
         ("rounds", lambda r: r.rounds),
         ("total time (s)", lambda r: r.total_ms / 1000),
+        ("downtime (ms)", lambda r: r.downtime_ms),
     ]
-    fig, axes = plt.subplots(1, len(metrics), figsize=(13, 3.4))
+    fig, axes = plt.subplots(1, len(metrics), figsize=(16, 3.4))
     for ax, (title, get) in zip(axes, metrics, strict=True):
         for i, mode in enumerate(modes):
             vals = [get(r) for r in runs if r.dirty_log == mode]
@@ -85,10 +89,17 @@ def main(argv: list[str] | None = None) -> int:
         region="devdax",
     )
     runs: list[MigrationResult] = []
+    cost = ""
     try:
         if not has_device_dirty_log(host):
             print("bench-migrate: the host's kvm.ko has no device_dirty_log (build the KVM patch: make kvm)")
             return 1
+        bench = host.run("cxltrack bench --iters 8 --clear", timeout=600).out
+        cost = next((ln for ln in bench.splitlines() if ln.startswith("harvest cost per GiB")), "")
+        if not cost:
+            print(f"bench-migrate: cxltrack bench printed no cost line:\n{bench}")
+            return 1
+        print(cost, flush=True)
         for i in range(args.repeat):
             for mode in ("stock", "device", "qemu"):
                 print(f"[bench-migrate] run {i + 1}/{args.repeat} {mode} ...", flush=True)
@@ -98,7 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         host.shutdown()
 
-    doc: dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()}, "runs": [asdict(r) for r in runs]}
+    doc: dict[str, Any] = {
+        "args": {k: str(v) for k, v in vars(args).items()},
+        "harvest_cost": cost,
+        "runs": [asdict(r) for r in runs],
+    }
     (args.out / "results.json").write_text(json.dumps(doc, indent=1) + "\n")
     plot(runs, args.out / "migrate.png")
     by = {m: [r for r in runs if r.dirty_log == m] for m in ("stock", "device", "qemu")}
@@ -110,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             f"total_ms={statistics.median(r.total_ms for r in rs):.0f} "
             f"downtime_ms={statistics.median(r.downtime_ms for r in rs):.0f}"
         )
+    print(cost)
     print(f"results: {args.out / 'results.json'}, plot: {args.out / 'migrate.png'}")
     wp = {m: sum(r.wp_faults for r in rs) for m, rs in by.items()}
     sent = {m: sum(r.pages_sent for r in rs) for m, rs in by.items()}
