@@ -88,7 +88,7 @@ static void fill_random(void *p, size_t n)
 
 static const int allowed[] = {
 	0, EINVAL, EFAULT, ERANGE, ENODEV, EBUSY, EINTR, ENOTTY, ENOENT, ENOSPC, EPERM,
-	EOPNOTSUPP, ENOMEM, EAGAIN,
+	EOPNOTSUPP, ENOMEM, EAGAIN, ENXIO,
 };
 
 static uint64_t calls, errs[256], bad_errno;
