@@ -150,6 +150,20 @@ static int cxlt_user_page_ok(struct cxlt_dev *cd, u64 page)
 	return 0;
 }
 
+/*
+ * Without CAP_SYS_ADMIN a caller may change a page it maps writable itself
+ * (@addr, its address of the page), where the change gives it no more than
+ * writing the page would: a slot merge into it, a discard of its association.
+ */
+static int cxlt_may_change_page(struct cxlt_dev *cd, u64 page, u64 addr)
+{
+	if (cxlt_user_page_ok(cd, page))
+		return -EPERM;
+	if (capable(CAP_SYS_ADMIN) || (addr && cxlt_user_maps_page(cd, addr, page)))
+		return 0;
+	return -EPERM;
+}
+
 static bool cxlt_rsvd_zero(const u64 *r, int n)
 {
 	while (n--)
@@ -315,9 +329,20 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case CXLT_IOC_BAT:
 		if (copy_from_user(&u.bat, argp, sizeof(u.bat)))
 			return -EFAULT;
-		/* A forged association makes a later discard answer "clean". */
-		if (u.bat.op != CXLT_BAT_GET &&
-		    (cxlt_need_admin() || cxlt_user_page_ok(cd, u.bat.page)))
+		/*
+		 * A forged association makes a later discard answer "clean"
+		 * for another disk's block: SET is the administrator's, and
+		 * CLEAR, which names no mapping; DISCARD only takes one away.
+		 */
+		if (u.bat.op == CXLT_BAT_DISCARD)
+			ret = cxlt_may_change_page(cd, u.bat.page,
+						   u.bat.flags & CXLT_BAT_F_ADDR ?
+						   u.bat.addr : 0);
+		else if (u.bat.op != CXLT_BAT_GET)
+			ret = cxlt_need_admin() ?: cxlt_user_page_ok(cd, u.bat.page);
+		else
+			ret = 0;
+		if (ret)
 			return -EPERM;
 		ret = cxlt_do_bat(cd, f, &u.bat, NULL);
 		if (!ret && copy_to_user(argp, &u.bat, sizeof(u.bat)))
@@ -348,8 +373,8 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		if (u.sm.flags & ~CXLT_SLOT_MERGE_F_ADDR || u.sm.reserved ||
 		    (u.sm.flags & CXLT_SLOT_MERGE_F_ADDR) != !!u.sm.addr)
 			return -EINVAL;
-		/* It writes 4 KiB into any page: never the kernel's. */
-		if (cxlt_need_admin() || cxlt_user_page_ok(cd, u.sm.page))
+		/* It writes a whole page: the caller's own, never the kernel's. */
+		if (cxlt_may_change_page(cd, u.sm.page, u.sm.addr))
 			return -EPERM;
 		/* Rule 6: the old contents reach the page before the merge... */
 		if (u.sm.addr) {

@@ -207,6 +207,7 @@ int cxlt_klog_user_begin(struct cxlt_dev *cd);
 void cxlt_klog_user_end(struct cxlt_dev *cd);
 bool cxlt_dpa_in_system_ram(struct cxlt_dev *cd, u64 dpa, u64 len);
 int cxlt_user_addr_page(struct cxlt_dev *cd, u64 uaddr, u64 *page);
+bool cxlt_user_maps_page(struct cxlt_dev *cd, u64 uaddr, u64 page);
 
 /* cxltrack_slot.c */
 int cxlt_do_slot_alloc(struct cxlt_dev *cd, struct cxlt_file *f, u64 tag,

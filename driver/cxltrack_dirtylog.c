@@ -316,33 +316,78 @@ struct cxlt_dev *cxlt_get_by_pfn(unsigned long pfn, u64 *page)
 }
 EXPORT_SYMBOL_GPL(cxlt_get_by_pfn);
 
+/* The host page frame behind one page of the calling process (writable if @write). */
+static int cxlt_user_pfn(u64 uaddr, bool write, unsigned long *pfn)
+{
+	struct page *pg;
+
+	if (pin_user_pages_fast(uaddr, 1, write ? FOLL_WRITE : 0, &pg) != 1)
+		return -EFAULT;
+	*pfn = page_to_pfn(pg);
+	unpin_user_page(pg);
+	return 0;
+}
+
+/* The device page of @pfn if it is memory of @cd, else -ENXIO. */
+static int cxlt_pfn_page(struct cxlt_dev *cd, unsigned long pfn, u64 *page)
+{
+	struct cxlt_dev *owner = cxlt_get_by_pfn(pfn, page);
+
+	if (!owner)
+		return -ENXIO;
+	cxlt_put(owner);
+	return owner == cd ? 0 : -ENXIO;
+}
+
 /**
  * cxlt_user_addr_page() - the device page a user address maps
  * @cd: tracker
  * @uaddr: address in the calling process, aligned to the tracking page size
  * @page: the device page, on success
  *
+ * Where the page is now; a mapping the caller changes later is its own.
+ *
  * Return: 0, -EINVAL (misaligned), -EFAULT (not mapped) or -ENXIO (not a page
  * of @cd as far as its host-physical map tells).
  */
 int cxlt_user_addr_page(struct cxlt_dev *cd, u64 uaddr, u64 *page)
 {
-	struct cxlt_dev *owner;
-	struct page *pg;
 	unsigned long pfn;
+	int ret;
 
 	if (uaddr % (1ULL << cd->caps.page_shift))
 		return -EINVAL;
-	if (pin_user_pages_fast(uaddr, 1, 0, &pg) != 1)
-		return -EFAULT;
-	pfn = page_to_pfn(pg);
-	unpin_user_page(pg);
-	/* Where the page is now; a mapping the caller changes later is its own. */
-	owner = cxlt_get_by_pfn(pfn, page);
-	if (!owner)
-		return -ENXIO;
-	cxlt_put(owner);
-	return owner == cd ? 0 : -ENXIO;
+	ret = cxlt_user_pfn(uaddr, false, &pfn);
+	return ret ? ret : cxlt_pfn_page(cd, pfn, page);
+}
+
+/**
+ * cxlt_user_maps_page() - does the caller map a whole device page writable?
+ * @cd: tracker
+ * @uaddr: the caller's address of the page, aligned to the tracking page size
+ * @page: the device page
+ *
+ * Every host page of the tracking page must be mapped writable at @uaddr, in
+ * order, and be memory of @cd at @page: then the caller could write every byte
+ * of that page itself.
+ *
+ * Return: true if so.
+ */
+bool cxlt_user_maps_page(struct cxlt_dev *cd, u64 uaddr, u64 page)
+{
+	unsigned long n = 1UL << (cd->caps.page_shift - PAGE_SHIFT), i, pfn, pfn0 = 0;
+	u64 at;
+
+	if (uaddr % (1ULL << cd->caps.page_shift))
+		return false;
+	for (i = 0; i < n; i++) {
+		if (cxlt_user_pfn(uaddr + (i << PAGE_SHIFT), true, &pfn) ||
+		    (i && pfn != pfn0 + i) || cxlt_pfn_page(cd, pfn, &at) || at != page)
+			return false;
+		if (!i)
+			pfn0 = pfn;
+	}
+	return true;
 }
 
 /* Add @cd's maps to @log, which has room for CXLT_KLOG_MAX_MAPS more. */

@@ -106,9 +106,12 @@ def test_unprivileged_tenants(tracker_vm: TrackerFactory) -> None:
     """Two files opened by root and handed to tenants without privileges (uid 65534): every
     operation that changes device-wide or page state is refused with EPERM (CLEAR/DECAY
     harvests, BAT set/clear/discard, slot merge, KEEP slots, chunk assign/release, CTRL
-    changes); reads and a tenant's own slots work; the second tenant can neither touch the
+    changes), except a merge into and a discard of a page the tenant maps writable itself,
+    naming that mapping (the driver checks it through the region's HPA map: `cxl-region
+    track`); reads and a tenant's own slots work; the second tenant can neither touch the
     first one's slot nor read its events."""
     t = tracker_vm()
+    t.run("cxl-region track", timeout=60)
     out = t.run(f"cxlt-test tenant {DAX}", timeout=60).out
     print(out)
     assert "ok tenant" in out

@@ -863,6 +863,10 @@ static int mode_tenant(void)
 	check(keep, "KEEP slot (admin)");
 	/* Bound to t: an earlier run's binding went (and its scrub ran) when it exited. */
 	check(assign_when_free(t, chunk, 7, 0), "chunk assign (admin)");
+	check(cxltrack_bat_set(t, first_page + 2, 99, 3), "BAT_SET (admin)");
+	/* The tenant's mapping: pages [0, 512) writable, [512, 1024) read-only. */
+	if (mprotect((void *)page_ptr(first_page + 512), 512 * page_size, PROT_READ))
+		fail("mprotect: %s", strerror(errno));
 	check(cxltrack_open(NULL, &a), "open (tenant A)");
 	check(cxltrack_open(NULL, &b), "open (tenant B)");
 	/* Hand the files over: drop every privilege. */
@@ -914,6 +918,41 @@ static int mode_tenant(void)
 		check(cxltrack_slot_release(a, more), "SLOT_RELEASE (second)");
 	}
 	DENIED(cxltrack_slot_merge(a, sa, first_page, &vb), "SLOT_MERGE");
+	/*
+	 * A page the tenant maps writable is its own: a merge into it and a discard of
+	 * its association, naming the mapping, are allowed; naming another page, or a
+	 * read-only mapping, is not.
+	 */
+	{
+		struct cxlt_slot_merge sm = { .slot = (uint32_t)sa, .flags = CXLT_SLOT_MERGE_F_ADDR };
+		struct cxlt_bat d = { .op = CXLT_BAT_DISCARD, .flags = CXLT_BAT_F_ADDR };
+		int own = cxltrack_slot_alloc(a, 0xD, 0);
+
+		check(own, "SLOT_ALLOC (own, for a merge)");
+		check(cxltrack_slot_write(a, own, 0, page, 64), "SLOT_WRITE (own)");
+		sm.slot = (uint32_t)own;
+		sm.page = first_page + 1;
+		sm.addr = (uintptr_t)page_ptr(first_page);
+		DENIED(ioctl(a->fd, CXLT_IOC_SLOT_MERGE, &sm) ? -errno : 0, "SLOT_MERGE naming another page's mapping");
+		sm.page = first_page + 512;
+		sm.addr = (uintptr_t)page_ptr(first_page + 512);
+		DENIED(ioctl(a->fd, CXLT_IOC_SLOT_MERGE, &sm) ? -errno : 0, "SLOT_MERGE into a read-only mapping");
+		sm.page = first_page + 1;
+		sm.addr = (uintptr_t)page_ptr(first_page + 1);
+		if (ioctl(a->fd, CXLT_IOC_SLOT_MERGE, &sm))
+			fail("SLOT_MERGE into the tenant's own page: %s", strerror(errno));
+		if (sm.valid_bytes != 64 || page_ptr(first_page + 1)[0] != 0x77)
+			fail("own merge: %" PRIu64 " bytes, page starts %02x", (uint64_t)sm.valid_bytes,
+			     page_ptr(first_page + 1)[0]);
+		d.page = first_page + 2;
+		d.addr = (uintptr_t)page_ptr(first_page + 3);
+		DENIED(ioctl(a->fd, CXLT_IOC_BAT, &d) ? -errno : 0, "BAT_DISCARD naming another page's mapping");
+		d.addr = (uintptr_t)page_ptr(first_page + 2);
+		if (ioctl(a->fd, CXLT_IOC_BAT, &d))
+			fail("BAT_DISCARD of the tenant's own page: %s", strerror(errno));
+		if (!d.valid || d.block != 99 || d.disk != 3)
+			fail("own discard: valid %u block %" PRIu64 " disk %u", d.valid, (uint64_t)d.block, d.disk);
+	}
 	/* Tenant B can neither write nor release A's slot, nor see its events. */
 	DENIED(cxltrack_slot_write(b, sa, 0, page, 64), "SLOT_WRITE to another tenant's slot");
 	DENIED(cxltrack_slot_release(b, sa), "SLOT_RELEASE of another tenant's slot");
@@ -1169,7 +1208,7 @@ int main(int argc, char **argv)
 		return mode_events();
 	}
 	if (argc >= 3 && !strcmp(argv[1], "tenant")) {
-		setup(argv[2], 64, 1);
+		setup(argv[2], 1024, 1);
 		return mode_tenant();
 	}
 	if (argc >= 3 && !strcmp(argv[1], "chunkbind")) {
