@@ -11,8 +11,11 @@
  * chunk owner table with scrub, a command engine and an event queue with an
  * MSI-X interrupt. The register interface is the generated cxltrack_regs.h.
  *
- * Commands run to completion at launch (CMD_STATUS.BUSY is never seen set),
- * and a released chunk is scrubbed right after its CHUNK_RELEASE completes.
+ * Commands run to completion at launch (CMD_STATUS.BUSY is never seen set).
+ * A released chunk is scrubbed after its CHUNK_RELEASE completed, one chunk
+ * per run of a bottom half (the chunk is SCRUBBING until then): the guest's
+ * MMIO write does not zero-fill chunks under the big lock, and the main loop
+ * runs between two chunks.
  *
  * Copyright (c) 2026 The cxltrack authors
  *
@@ -23,6 +26,7 @@
 #include "qemu/bitops.h"
 #include "qemu/host-utils.h"
 #include "qemu/log.h"
+#include "qemu/main-loop.h"
 #include "qemu/module.h"
 #include "qemu/timer.h"
 #include "qemu/units.h"
@@ -120,6 +124,7 @@ struct CXLTrackState {
     CXLType3Observer observer;
     MemoryRegion bar;
     QEMUTimer *slot_timer;
+    QEMUBH *scrub_bh;
 
     /* Properties */
     CXLType3Dev *target;
@@ -732,14 +737,21 @@ static void cxlt_scrub_chunk(CXLTrackState *s, uint32_t index)
     cxlt_push_event(s, CXLT_EVENT_SCRUB_DONE, index, owner);
 }
 
-static void cxlt_scrub_run(CXLTrackState *s)
+/* The scrub engine: the oldest released chunk, then again for the next. */
+static void cxlt_scrub_bh(void *opaque)
 {
-    while (s->scrub_len) {
-        uint32_t index = s->scrub_fifo[s->scrub_head];
+    CXLTrackState *s = opaque;
+    uint32_t index;
 
-        s->scrub_head = (s->scrub_head + 1) % s->num_chunks;
-        s->scrub_len--;
-        cxlt_scrub_chunk(s, index);
+    if (!s->scrub_len) {
+        return;
+    }
+    index = s->scrub_fifo[s->scrub_head];
+    s->scrub_head = (s->scrub_head + 1) % s->num_chunks;
+    s->scrub_len--;
+    cxlt_scrub_chunk(s, index);
+    if (s->scrub_len) {
+        qemu_bh_schedule(s->scrub_bh);
     }
 }
 
@@ -927,7 +939,9 @@ static void cxlt_launch(CXLTrackState *s, uint32_t val, hwaddr addr)
     s->int_status |= CXLT_INT_STATUS_CMD_DONE_MASK;
     cxlt_update_irq(s, false);
     /* The scrub engine runs after the release completed. */
-    cxlt_scrub_run(s);
+    if (s->scrub_len) {
+        qemu_bh_schedule(s->scrub_bh);
+    }
 }
 
 /* ----------------------------------------------------------- registers */
@@ -1338,6 +1352,8 @@ static void cxlt_realize(PCIDevice *pdev, Error **errp)
     pcie_cap_flr_init(pdev);
 
     s->slot_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, cxlt_slot_timer_cb, s);
+    s->scrub_bh = qemu_bh_new_guarded(cxlt_scrub_bh, s,
+                                      &DEVICE(s)->mem_reentrancy_guard);
     s->observer.request = cxlt_observe_request;
     s->observer.written = cxlt_observe_written;
     *cxlt_target_observer(s) = &s->observer;
@@ -1369,6 +1385,7 @@ static void cxlt_exit(PCIDevice *pdev)
         *cxlt_target_observer(s) = NULL;
     }
     timer_free(s->slot_timer);
+    qemu_bh_delete(s->scrub_bh);
     msix_vector_unuse(pdev, 0);
     msix_uninit_exclusive_bar(pdev);
     pcie_cap_exit(pdev);
