@@ -18,20 +18,36 @@ Writes out/bench-migrate/results.json and migrate.png.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from cxltrack import config as cxlconfig
+from cxltrack.harness.agent import GuestError
 from cxltrack.harness.migration import MigrationResult, has_device_dirty_log, migrate_and_compare
-from cxltrack.harness.nested import boot_host, env_host_image, load_host_image
+from cxltrack.harness.nested import Host, boot_host, env_host_image, load_host_image
 from cxltrack.harness.pins import out_dir
 from cxltrack.harness.pytest_plugin import qemu_binary
 from cxltrack.harness.tracker import tracker_topology
+
+# Host boots at most in one bench: the first and one per lost host.
+HOST_BOOTS = 4
+
+
+def _host_lost(host: Host, wait: float = 10) -> bool:
+    """Has the host's L0 QEMU exited (within `wait` s: it may still be on its way out)?"""
+    deadline = time.monotonic() + wait
+    while host.vm.alive():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.5)
+    return True
 
 
 def plot(runs: list[MigrationResult], path: Path) -> None:
@@ -81,13 +97,18 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
 
     print("[bench-migrate] booting the host (L1) ...", flush=True)
-    host = boot_host(
-        qemu_binary(),
-        load_host_image(env_host_image()),
-        tracker_topology(cxlconfig.named("default")),
-        args.out / "host",
-        region="devdax",
-    )
+
+    def boot(n: int) -> Host:
+        return boot_host(
+            qemu_binary(),
+            load_host_image(env_host_image()),
+            tracker_topology(cxlconfig.named("default")),
+            args.out / ("host" if n == 0 else f"host{n}"),
+            region="devdax",
+        )
+
+    host = boot(0)
+    boots = 1
     runs: list[MigrationResult] = []
     cost = ""
     try:
@@ -103,7 +124,25 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(args.repeat):
             for mode in ("stock", "device", "qemu"):
                 print(f"[bench-migrate] run {i + 1}/{args.repeat} {mode} ...", flush=True)
-                r = migrate_and_compare(host, mode, args.device_mib, args.writer_pages, args.writer_seconds)
+                while True:
+                    try:
+                        r = migrate_and_compare(host, mode, args.device_mib, args.writer_pages, args.writer_seconds)
+                        break
+                    except (GuestError, OSError) as exc:
+                        # The host itself lost (L0 QEMU gone: a triple fault of L1 under nested
+                        # SVM on TCG, docs/harness.md): boot another and run this one again,
+                        # a few times at most, and say so. Anything else stops the bench.
+                        if boots >= HOST_BOOTS or not _host_lost(host):
+                            raise
+                        print(
+                            f"[bench-migrate] the host (L1) was lost during this run ({exc!r}; its L0 log: "
+                            f"{host.vm.cfg.workdir / 'debug.log'}); booting host {boots + 1} and running it again",
+                            flush=True,
+                        )
+                        with contextlib.suppress(GuestError, OSError):
+                            host.shutdown()
+                        host = boot(boots)
+                        boots += 1
                 print(r.line(), flush=True)
                 runs.append(r)
     finally:
@@ -111,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
 
     doc: dict[str, Any] = {
         "args": {k: str(v) for k, v in vars(args).items()},
+        "host_boots": boots,
         "harvest_cost": cost,
         "runs": [asdict(r) for r in runs],
     }
@@ -126,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
             f"downtime_ms={statistics.median(r.downtime_ms for r in rs):.0f}"
         )
     print(cost)
+    print(f"host boots: {boots} (a lost host's run was run again on the next)")
     print(f"results: {args.out / 'results.json'}, plot: {args.out / 'migrate.png'}")
     wp = {m: sum(r.wp_faults for r in rs) for m, rs in by.items()}
     sent = {m: sum(r.pages_sent for r in rs) for m, rs in by.items()}
