@@ -12,7 +12,8 @@ Last line:
 Before the migrations, with no VM running: what a dirty-log harvest costs per GiB of logged
 memory (`cxltrack bench --clear` in the host: device commands, bytes read through the
 RESULT window, CPU time), the cost the patched KVM and the QEMU client pay every round.
-Writes out/bench-migrate/results.json and migrate.png.
+Writes out/bench-migrate/results.json and migrate.png. `--from-log LOG...` boots nothing and
+rebuilds those from the `migrate ...` lines of earlier runs (benches cut short).
 """
 
 from __future__ import annotations
@@ -91,10 +92,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--writer-pages", type=int, default=4096, help="pages the writer keeps dirtying")
     ap.add_argument("--writer-seconds", type=int, default=30, help="how long the writer runs")
     ap.add_argument("--out", type=Path, default=out_dir() / "bench-migrate")
+    ap.add_argument(
+        "--from-log",
+        type=Path,
+        nargs="+",
+        metavar="LOG",
+        help="boot nothing: take the runs from the `migrate ...` lines of earlier benches' output "
+        "(benches cut short by the nested platform) and write the results, plot and summary",
+    )
     args = ap.parse_args(argv)
     if args.repeat < 1 or args.device_mib < 128 or args.device_mib % 128 or args.writer_pages < 1:
         ap.error("--repeat >= 1, --device-mib a multiple of 128, --writer-pages >= 1")
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.from_log:
+        lines = [ln for log in args.from_log for ln in log.read_text().splitlines()]
+        logged = [MigrationResult.parse(ln) for ln in lines if ln.startswith("migrate dirty_log=")]
+        costs = [ln for ln in lines if ln.startswith("harvest cost per GiB")]
+        if not {r.dirty_log for r in logged} >= {"stock", "device", "qemu"}:
+            ap.error("the logs need a run of each dirty log (stock, device, qemu)")
+        return report(args, logged, costs[-1] if costs else "", boots=0)
 
     print("[bench-migrate] booting the host (L1) ...", flush=True)
 
@@ -147,7 +163,12 @@ def main(argv: list[str] | None = None) -> int:
                 runs.append(r)
     finally:
         host.shutdown()
+    return report(args, runs, cost, boots)
 
+
+def report(args: argparse.Namespace, runs: list[MigrationResult], cost: str, boots: int) -> int:
+    """Write results.json and the plot, print the medians and the last line; 0 if every copy
+    was exact and neither device log took a write-protect fault."""
     doc: dict[str, Any] = {
         "args": {k: str(v) for k, v in vars(args).items()},
         "host_boots": boots,
@@ -166,7 +187,10 @@ def main(argv: list[str] | None = None) -> int:
             f"downtime_ms={statistics.median(r.downtime_ms for r in rs):.0f}"
         )
     print(cost)
-    print(f"host boots: {boots} (a lost host's run was run again on the next)")
+    if boots:
+        print(f"host boots: {boots} (a lost host's run was run again on the next)")
+    else:
+        print(f"runs taken from the logs: {' '.join(str(p) for p in args.from_log)}")
     print(f"results: {args.out / 'results.json'}, plot: {args.out / 'migrate.png'}")
     wp = {m: sum(r.wp_faults for r in rs) for m, rs in by.items()}
     sent = {m: sum(r.pages_sent for r in rs) for m, rs in by.items()}

@@ -63,6 +63,44 @@ class MigrationResult:
             f"compared={self.pages_compared} equal={self.pages_equal} attempts={self.attempts} {kvm}"
         )
 
+    @classmethod
+    def parse(cls, text: str) -> MigrationResult:
+        """The result a `line()` printed (its `differ` list is not in the line)."""
+        words = text.split()
+        if words[:1] != ["migrate"]:
+            raise ValueError(f"not a migration line: {text[:80]!r}")
+        f = dict(w.split("=", 1) for w in words[1:])
+        client: dict[str, int] = {k: int(f.pop(k)) for k in ("harvests", "dirty-pages") if k in f}
+        named = {
+            "dirty_log",
+            "wp_faults_device_node",
+            "pages_sent",
+            "zero",
+            "bytes",
+            "rounds",
+            "total_ms",
+            "downtime_ms",
+            "compared",
+            "equal",
+            "attempts",
+        }
+        return cls(
+            dirty_log=f["dirty_log"],
+            pages_compared=int(f["compared"]),
+            pages_equal=int(f["equal"]),
+            differ=[],
+            pages_sent=int(f["pages_sent"]),
+            zero_pages=int(f["zero"]),
+            bytes_sent=int(f["bytes"]),
+            rounds=int(f["rounds"]),
+            total_ms=int(f["total_ms"]),
+            downtime_ms=int(f["downtime_ms"]),
+            kvm={k: int(v) for k, v in f.items() if k not in named},
+            client=client,
+            wp_faults=int(f["wp_faults_device_node"]),
+            attempts=int(f.get("attempts", "1")),
+        )
+
 
 def kvm_counters(host: Host) -> dict[str, int]:
     """KVM's fault counters and, with the KVM patch, its device-dirty-log counters."""
