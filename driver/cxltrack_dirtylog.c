@@ -284,32 +284,38 @@ bool cxlt_dpa_in_system_ram(struct cxlt_dev *cd, u64 dpa, u64 len)
 	return ram;
 }
 
+/* The page of @cd at host address @hpa, from its map; false if no map covers it. */
+static bool cxlt_hpa_page(struct cxlt_dev *cd, u64 hpa, u64 *page)
+{
+	struct cxlt_klog *kl = READ_ONCE(cd->klog);
+	bool found = false;
+	unsigned int i;
+
+	if (!kl)
+		return false;
+	mutex_lock(&kl->lock);
+	for (i = 0; i < kl->nr_maps && !found; i++) {
+		const struct cxlt_hpa_map *m = &kl->maps[i];
+
+		found = hpa >= m->hpa && hpa - m->hpa < m->size;
+		if (found)
+			*page = (hpa - m->hpa + m->dpa) >> cd->caps.page_shift;
+	}
+	mutex_unlock(&kl->lock);
+	return found;
+}
+
 struct cxlt_dev *cxlt_get_by_pfn(unsigned long pfn, u64 *page)
 {
-	u64 hpa = PFN_PHYS(pfn);
 	int id;
 
 	for (id = 0; id < CXLT_KLOG_DEVS; id++) {
 		struct cxlt_dev *cd = cxlt_get_by_id(id);
-		struct cxlt_klog *kl;
-		unsigned int i;
 
 		if (!cd)
 			continue;
-		kl = cd->klog;
-		if (kl) {
-			mutex_lock(&kl->lock);
-			for (i = 0; i < kl->nr_maps; i++) {
-				const struct cxlt_hpa_map *m = &kl->maps[i];
-
-				if (hpa >= m->hpa && hpa - m->hpa < m->size) {
-					*page = (hpa - m->hpa + m->dpa) >> cd->caps.page_shift;
-					mutex_unlock(&kl->lock);
-					return cd;
-				}
-			}
-			mutex_unlock(&kl->lock);
-		}
+		if (cxlt_hpa_page(cd, PFN_PHYS(pfn), page))
+			return cd;
 		cxlt_put(cd);
 	}
 	return NULL;
@@ -326,17 +332,6 @@ static int cxlt_user_pfn(u64 uaddr, bool write, unsigned long *pfn)
 	*pfn = page_to_pfn(pg);
 	unpin_user_page(pg);
 	return 0;
-}
-
-/* The device page of @pfn if it is memory of @cd, else -ENXIO. */
-static int cxlt_pfn_page(struct cxlt_dev *cd, unsigned long pfn, u64 *page)
-{
-	struct cxlt_dev *owner = cxlt_get_by_pfn(pfn, page);
-
-	if (!owner)
-		return -ENXIO;
-	cxlt_put(owner);
-	return owner == cd ? 0 : -ENXIO;
 }
 
 /**
@@ -358,7 +353,9 @@ int cxlt_user_addr_page(struct cxlt_dev *cd, u64 uaddr, u64 *page)
 	if (uaddr % (1ULL << cd->caps.page_shift))
 		return -EINVAL;
 	ret = cxlt_user_pfn(uaddr, false, &pfn);
-	return ret ? ret : cxlt_pfn_page(cd, pfn, page);
+	if (ret)
+		return ret;
+	return cxlt_hpa_page(cd, PFN_PHYS(pfn), page) ? 0 : -ENXIO;
 }
 
 /**
@@ -382,10 +379,12 @@ bool cxlt_user_maps_page(struct cxlt_dev *cd, u64 uaddr, u64 page)
 		return false;
 	for (i = 0; i < n; i++) {
 		if (cxlt_user_pfn(uaddr + (i << PAGE_SHIFT), true, &pfn) ||
-		    (i && pfn != pfn0 + i) || cxlt_pfn_page(cd, pfn, &at) || at != page)
+		    !cxlt_hpa_page(cd, PFN_PHYS(pfn), &at) || at != page)
 			return false;
 		if (!i)
 			pfn0 = pfn;
+		else if (pfn != pfn0 + i)
+			return false;
 	}
 	return true;
 }
