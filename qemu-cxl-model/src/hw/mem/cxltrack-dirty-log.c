@@ -186,6 +186,40 @@ static bool cxltrack_dirty_log_find(CxltrackDirtyLog *s, MemoryRegion *mr,
     }
 }
 
+/*
+ * Set s->dpa from the driver, or check the one given against it. Without the
+ * driver's answer (x-dpa-unchecked, or a driver before CXLT_IOC_ADDR_PAGE) a
+ * given dpa is taken as it is.
+ */
+static bool cxltrack_dirty_log_locate(CxltrackDirtyLog *s, MemoryRegion *mr,
+                                      uint64_t page_size, Error **errp)
+{
+    uint64_t found = UINT64_MAX;
+
+    if (!s->dpa_unchecked &&
+        !cxltrack_dirty_log_find(s, mr, page_size, &found, errp)) {
+        return false;
+    }
+    if (found == UINT64_MAX) {
+        if (s->dpa == DPA_UNSET) {
+            error_setg(errp, "cxltrack-dirty-log: %s", s->dpa_unchecked ?
+                       "x-dpa-unchecked needs dpa" :
+                       "the driver cannot tell where the backend is on the"
+                       " device: give dpa");
+            return false;
+        }
+        return true;
+    }
+    if (s->dpa != DPA_UNSET && s->dpa != found * page_size) {
+        error_setg(errp, "cxltrack-dirty-log: dpa 0x%" PRIx64 ", but the"
+                   " backend starts at DPA 0x%" PRIx64, s->dpa,
+                   found * page_size);
+        return false;
+    }
+    s->dpa = found * page_size;
+    return true;
+}
+
 static void cxltrack_dirty_log_complete(UserCreatable *uc, Error **errp)
 {
     CxltrackDirtyLog *s = CXLTRACK_DIRTY_LOG(uc);
@@ -226,27 +260,7 @@ static void cxltrack_dirty_log_complete(UserCreatable *uc, Error **errp)
                    " must be a multiple of 0x%" PRIx64, size, align);
         goto fail;
     }
-    if (!s->dpa_unchecked) {
-        uint64_t found;
-
-        if (!cxltrack_dirty_log_find(s, mr, page, &found, errp)) {
-            goto fail;
-        }
-        if (found == UINT64_MAX && s->dpa == DPA_UNSET) {
-            error_setg(errp, "cxltrack-dirty-log: the driver cannot tell where"
-                       " the backend is on the device: give dpa");
-            goto fail;
-        }
-        if (found != UINT64_MAX && s->dpa == DPA_UNSET) {
-            s->dpa = found * page;
-        } else if (found != UINT64_MAX && s->dpa != found * page) {
-            error_setg(errp, "cxltrack-dirty-log: dpa 0x%" PRIx64 ", but the"
-                       " backend starts at DPA 0x%" PRIx64, s->dpa,
-                       found * page);
-            goto fail;
-        }
-    } else if (s->dpa == DPA_UNSET) {
-        error_setg(errp, "cxltrack-dirty-log: x-dpa-unchecked needs dpa");
+    if (!cxltrack_dirty_log_locate(s, mr, page, errp)) {
         goto fail;
     }
     if (s->dpa % align) {
