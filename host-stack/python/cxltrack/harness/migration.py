@@ -20,7 +20,7 @@ import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ParamSpec
+from typing import Any, ParamSpec
 
 from .agent import GuestError
 from .kvmstats import KVM_DEBUGFS, KVM_PARAM, MOUNT_DEBUGFS, delta, parse_counters
@@ -54,14 +54,9 @@ class MigrationResult:
     attempts: int = 1  # runs it took: a run in which a VM was reset is done again with fresh VMs
 
     def line(self) -> str:
+        named = " ".join(f"{key}={getattr(self, attr)}" for key, attr in LINE_FIELDS)
         kvm = " ".join(f"{k}={v}" for k, v in sorted({**self.kvm, **self.client}.items()))
-        return (
-            f"migrate dirty_log={self.dirty_log} wp_faults_device_node={self.wp_faults} "
-            f"pages_sent={self.pages_sent} zero={self.zero_pages} "
-            f"bytes={self.bytes_sent} rounds={self.rounds} total_ms={self.total_ms} "
-            f"downtime_ms={self.downtime_ms} "
-            f"compared={self.pages_compared} equal={self.pages_equal} attempts={self.attempts} {kvm}"
-        )
+        return f"migrate {named} {kvm}"
 
     @classmethod
     def parse(cls, text: str) -> MigrationResult:
@@ -70,36 +65,29 @@ class MigrationResult:
         if words[:1] != ["migrate"]:
             raise ValueError(f"not a migration line: {text[:80]!r}")
         f = dict(w.split("=", 1) for w in words[1:])
-        client: dict[str, int] = {k: int(f.pop(k)) for k in ("harvests", "dirty-pages") if k in f}
-        named = {
-            "dirty_log",
-            "wp_faults_device_node",
-            "pages_sent",
-            "zero",
-            "bytes",
-            "rounds",
-            "total_ms",
-            "downtime_ms",
-            "compared",
-            "equal",
-            "attempts",
-        }
-        return cls(
-            dirty_log=f["dirty_log"],
-            pages_compared=int(f["compared"]),
-            pages_equal=int(f["equal"]),
-            differ=[],
-            pages_sent=int(f["pages_sent"]),
-            zero_pages=int(f["zero"]),
-            bytes_sent=int(f["bytes"]),
-            rounds=int(f["rounds"]),
-            total_ms=int(f["total_ms"]),
-            downtime_ms=int(f["downtime_ms"]),
-            kvm={k: int(v) for k, v in f.items() if k not in named},
-            client=client,
-            wp_faults=int(f["wp_faults_device_node"]),
-            attempts=int(f.get("attempts", "1")),
-        )
+        named: dict[str, Any] = {attr: f.pop(key) for key, attr in LINE_FIELDS}
+        for attr, value in named.items():
+            named[attr] = value if attr == "dirty_log" else int(value)
+        client = {k: int(f.pop(k)) for k in CLIENT_COUNTERS if k in f}
+        return cls(**named, differ=[], kvm={k: int(v) for k, v in f.items()}, client=client)
+
+
+# The fields of a migration's line, in order: (key in the line, MigrationResult attribute).
+LINE_FIELDS = (
+    ("dirty_log", "dirty_log"),
+    ("wp_faults_device_node", "wp_faults"),
+    ("pages_sent", "pages_sent"),
+    ("zero", "zero_pages"),
+    ("bytes", "bytes_sent"),
+    ("rounds", "rounds"),
+    ("total_ms", "total_ms"),
+    ("downtime_ms", "downtime_ms"),
+    ("compared", "pages_compared"),
+    ("equal", "pages_equal"),
+    ("attempts", "attempts"),
+)
+# The QEMU client's counters (MigrationResult.client), printed among KVM's.
+CLIENT_COUNTERS = ("harvests", "dirty-pages")
 
 
 def kvm_counters(host: Host) -> dict[str, int]:
@@ -245,7 +233,7 @@ def migrate_once(
         after = kvm_counters(host)
         client = {}
         if dirty_log == "qemu":
-            for prop in ("harvests", "dirty-pages"):
+            for prop in CLIENT_COUNTERS:
                 client[prop] = int(src.qmp.command("qom-get", path="/objects/devlog0", property=prop))
         ram = info.get("ram", {})
         src.dump("/run/cxlt/src.mem")
