@@ -39,16 +39,55 @@ from cxltrack.harness.tracker import tracker_topology
 
 # Host boots at most in one bench: the first and one per lost host.
 HOST_BOOTS = 4
+# How `cxltrack bench` starts its cost line.
+COST_LINE = "harvest cost per GiB"
 
 
-def _host_lost(host: Host, wait: float = 10) -> bool:
-    """Has the host's L0 QEMU exited (within `wait` s: it may still be on its way out)?"""
-    deadline = time.monotonic() + wait
-    while host.vm.alive():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.5)
-    return True
+class Hosts:
+    """The bench's host (L1), booted again when a run loses it: under nested SVM on TCG the
+    host itself now and then triple-faults (docs/harness.md). Such a run is run again on a
+    new host, at most HOST_BOOTS - 1 times, and said so; any other failure stops the bench."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.boots = 0
+        self.host = self._boot()
+
+    def _boot(self) -> Host:
+        workdir = self.out / ("host" if self.boots == 0 else f"host{self.boots}")
+        self.boots += 1
+        return boot_host(
+            qemu_binary(),
+            load_host_image(env_host_image()),
+            tracker_topology(cxlconfig.named("default")),
+            workdir,
+            region="devdax",
+        )
+
+    def lost(self, wait: float = 10) -> bool:
+        """Has the host's L0 QEMU exited (within `wait` s: it may still be on its way out)?"""
+        deadline = time.monotonic() + wait
+        while self.host.vm.alive():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.5)
+        return True
+
+    def migrate(self, mode: str, args: argparse.Namespace) -> MigrationResult:
+        while True:
+            try:
+                return migrate_and_compare(self.host, mode, args.device_mib, args.writer_pages, args.writer_seconds)
+            except (GuestError, OSError) as exc:
+                if self.boots >= HOST_BOOTS or not self.lost():
+                    raise
+                print(
+                    f"[bench-migrate] the host (L1) was lost during this run ({exc!r}; its L0 log: "
+                    f"{self.host.vm.cfg.workdir / 'debug.log'}); booting host {self.boots + 1} and running it again",
+                    flush=True,
+                )
+                with contextlib.suppress(GuestError, OSError):
+                    self.host.shutdown()
+                self.host = self._boot()
 
 
 def plot(runs: list[MigrationResult], path: Path) -> None:
@@ -107,32 +146,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.from_log:
         lines = [ln for log in args.from_log for ln in log.read_text().splitlines()]
         logged = [MigrationResult.parse(ln) for ln in lines if ln.startswith("migrate dirty_log=")]
-        costs = [ln for ln in lines if ln.startswith("harvest cost per GiB")]
+        costs = [ln for ln in lines if ln.startswith(COST_LINE)]
         if not {r.dirty_log for r in logged} >= {"stock", "device", "qemu"}:
             ap.error("the logs need a run of each dirty log (stock, device, qemu)")
         return report(args, logged, costs[-1] if costs else "", boots=0)
 
     print("[bench-migrate] booting the host (L1) ...", flush=True)
-
-    def boot(n: int) -> Host:
-        return boot_host(
-            qemu_binary(),
-            load_host_image(env_host_image()),
-            tracker_topology(cxlconfig.named("default")),
-            args.out / ("host" if n == 0 else f"host{n}"),
-            region="devdax",
-        )
-
-    host = boot(0)
-    boots = 1
+    hosts = Hosts(args.out)
     runs: list[MigrationResult] = []
     cost = ""
     try:
-        if not has_device_dirty_log(host):
+        if not has_device_dirty_log(hosts.host):
             print("bench-migrate: the host's kvm.ko has no device_dirty_log (build the KVM patch: make kvm)")
             return 1
-        bench = host.run("cxltrack bench --iters 8 --clear", timeout=600).out
-        cost = next((ln for ln in bench.splitlines() if ln.startswith("harvest cost per GiB")), "")
+        bench = hosts.host.run("cxltrack bench --iters 8 --clear", timeout=600).out
+        cost = next((ln for ln in bench.splitlines() if ln.startswith(COST_LINE)), "")
         if not cost:
             print(f"bench-migrate: cxltrack bench printed no cost line:\n{bench}")
             return 1
@@ -140,30 +168,12 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(args.repeat):
             for mode in ("stock", "device", "qemu"):
                 print(f"[bench-migrate] run {i + 1}/{args.repeat} {mode} ...", flush=True)
-                while True:
-                    try:
-                        r = migrate_and_compare(host, mode, args.device_mib, args.writer_pages, args.writer_seconds)
-                        break
-                    except (GuestError, OSError) as exc:
-                        # The host itself lost (L0 QEMU gone: a triple fault of L1 under nested
-                        # SVM on TCG, docs/harness.md): boot another and run this one again,
-                        # a few times at most, and say so. Anything else stops the bench.
-                        if boots >= HOST_BOOTS or not _host_lost(host):
-                            raise
-                        print(
-                            f"[bench-migrate] the host (L1) was lost during this run ({exc!r}; its L0 log: "
-                            f"{host.vm.cfg.workdir / 'debug.log'}); booting host {boots + 1} and running it again",
-                            flush=True,
-                        )
-                        with contextlib.suppress(GuestError, OSError):
-                            host.shutdown()
-                        host = boot(boots)
-                        boots += 1
+                r = hosts.migrate(mode, args)
                 print(r.line(), flush=True)
                 runs.append(r)
     finally:
-        host.shutdown()
-    return report(args, runs, cost, boots)
+        hosts.host.shutdown()
+    return report(args, runs, cost, hosts.boots)
 
 
 def report(args: argparse.Namespace, runs: list[MigrationResult], cost: str, boots: int) -> int:
