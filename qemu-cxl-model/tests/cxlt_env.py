@@ -108,6 +108,17 @@ class TrackerVM:
         self.cfg_write(self.ep_bus, 0, 1, cap + 8, devctl | 1 << 15)
         self.program_tracker_bars()
 
+    def msix_mask(self, function: bool, masked: bool) -> None:
+        """Mask or unmask the tracker's MSI-X function (Message Control bit 14) or its
+        vector 0 (the table entry's Vector Control bit 0)."""
+        cap = self.find_cap(self.ep_bus, 0, 1, 0x11)
+        if function:
+            ctrl = self.cfg_read(self.ep_bus, 0, 1, cap)
+            self.cfg_write(self.ep_bus, 0, 1, cap, ctrl & ~(1 << 30) | masked << 30)
+        else:
+            table = self.cfg_read(self.ep_bus, 0, 1, cap + 4)
+            self.vm.writel(TRK_MSIX_BAR + (table & ~7) + 12, int(masked))
+
     def find_window(self) -> int:
         mtree = self.vm.qmp.hmp("info mtree")
         m = re.search(r"([0-9a-f]+)-[0-9a-f]+ \(prio \d+, i/o\): cxl-fixed-memory-region", mtree)

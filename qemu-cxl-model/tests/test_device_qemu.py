@@ -116,6 +116,33 @@ def test_target_defaults_to_function_0_and_is_exclusive() -> None:
     alone = [*base, *qemu_util.cxl_args(tracker=False), "-device", "cxltrack,bus=pcie.0,addr=9.0"]
     r = subprocess.run(alone, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
     assert r.returncode == 1 and "neither a cxl-type3 nor a cxltrack-mem" in r.stderr, r.stderr
+    # A target in another slot could be unplugged under the tracker: refused.
+    other = [*base, *qemu_util.cxl_args(tracker=False), "-device", "cxltrack,bus=pcie.0,addr=9.0,target=cxl-vmem0"]
+    r = subprocess.run(other, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and "target must be function 0 of the tracker's slot" in r.stderr, r.stderr
+
+
+def test_target_with_dynamic_capacity_is_refused() -> None:
+    """Dynamic capacity follows the static capacity in DPA order, outside what the tracker
+    covers: every access to it would be a decode error, so such a target is refused."""
+
+    def with_dc(args: list[str]) -> list[str]:
+        i = next(i for i, a in enumerate(args) if a.startswith("cxl-type3,"))
+        args[i] += ",volatile-dc-memdev=dc0,num-dc-regions=1"
+        return ["-object", "memory-backend-ram,id=dc0,size=256M", *args]
+
+    base = [qemu_util.qemu_bin(), "-nodefaults", "-display", "none", "-accel", "qtest", *qemu_util.fw_args()]
+    r = subprocess.run(
+        [*base, *with_dc(qemu_util.cxl_args(tracker=True))],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert r.returncode == 1 and "target has dynamic capacity" in r.stderr, r.stderr
+    # the same machine without the tracker starts: the refusal is the tracker's
+    with qemu_util.Qemu(with_dc(qemu_util.cxl_args(tracker=False))):
+        pass
 
 
 def harvest_dirty(t: TrackerVM, pages: int) -> int:

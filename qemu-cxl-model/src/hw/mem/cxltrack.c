@@ -1308,6 +1308,27 @@ static void cxlt_realize(PCIDevice *pdev, Error **errp)
         }
         object_ref(OBJECT(fn0)); /* as the link property would */
     }
+    /*
+     * The tracker keeps a pointer to its memory and scrubs it from a bottom
+     * half: a target in another slot could be unplugged under it. In one
+     * slot, unplugging function 0 unplugs the tracker with it.
+     */
+    if (s->target && PCI_DEVICE(s->target) != pci_get_function_0(pdev)) {
+        error_setg(errp, "target must be function 0 of the tracker's slot: "
+                   "a device in another slot could be unplugged under it");
+        return;
+    }
+    /*
+     * Dynamic capacity lies beyond the static capacity in DPA order, outside
+     * the tracked range: every access to it would be a decode error
+     * (spec 2.1). Say so now rather than fail the guest's accesses.
+     */
+    if (s->target && s->target->dc.num_regions) {
+        error_setg(errp, "target has dynamic capacity, which the tracker does"
+                   " not cover (it tracks the volatile and persistent"
+                   " capacity): use a target without DC regions");
+        return;
+    }
     if (*cxlt_target_observer(s)) {
         error_setg(errp, "function 0 is already tracked");
         return;
