@@ -24,5 +24,6 @@ int help_requested(int argc, char **argv);
 
 int cmd_bench(int argc, char **argv);	/* bench.c */
 int cmd_raw_batch(int argc, char **argv);	/* raw_batch.c */
+int cmd_zero(int argc, char **argv);	/* zero.c */
 
 #endif

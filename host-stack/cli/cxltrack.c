@@ -46,6 +46,10 @@ static void usage(FILE *f)
 "  chunk assign CHUNK OWNER [--keep]  give a free chunk to OWNER; without --keep it is\n"
 "                               released (scrubbed) when this command exits\n"
 "  chunk release CHUNK OWNER | query CHUNK | list OWNER\n"
+"  zero START COUNT             zero whole chunks of pages with the device's scrub and\n"
+"                               clear their dirty bits (a dirty bit then means written\n"
+"                               since zeroed: a VM's first migration round skips the rest);\n"
+"                               nothing may use the range meanwhile\n"
 "  ctrl [track_en=0|1] [bat_inv_evt=0|1] [slot_timeout=TICKS]\n"
 "  bench [--pages N] [--iters K] [--clear]\n"
 "                       harvest latency, throughput and cost per GiB (--clear:\n"
@@ -508,6 +512,7 @@ int main(int argc, char **argv)
 		{ "status", cmd_status }, { "harvest", cmd_harvest }, { "watch", cmd_watch },
 		{ "bat", cmd_bat }, { "slot", cmd_slot }, { "chunk", cmd_chunk },
 		{ "ctrl", cmd_ctrl }, { "bench", cmd_bench }, { "raw-batch", cmd_raw_batch },
+		{ "zero", cmd_zero },
 	};
 	int i = 1;
 

@@ -119,6 +119,31 @@ def test_slot_full_and_partial_merges(tracker_vm: TrackerFactory) -> None:
     assert t.run(f"cxlt-test peek {DAX} {101 * 4096} 8").out.strip() == "0011eeff44556677"
 
 
+def test_zero_scrubs_a_range_and_starts_its_dirty_log_afresh(tracker_vm: TrackerFactory) -> None:
+    """`cxltrack zero` (a VM's range before it starts; the QEMU client's zeroed=on then leaves
+    never-written pages out of a migration's first round): the range reads zero, the device
+    reports none of it dirty, and the next write is the only dirty bit, so a dirty bit then
+    means written since zeroed. A chunk someone owns stops it."""
+    t = tracker_vm()
+    chunk_pages = 1 << (t.cfg.chunk_shift - t.cfg.page_shift)
+    chunk = 6
+    dpa = chunk << t.cfg.chunk_shift
+    page = dpa >> t.cfg.page_shift
+    t.run(f"cxlt-test poke {DAX} {dpa + 4096:#x} 5ec2e7")
+    out = t.run(f"cxltrack zero {page} {2 * chunk_pages}", timeout=120).out
+    assert f"zeroed pages {page}+{2 * chunk_pages}: 2 chunks scrubbed by the device" in out, out
+    assert t.run(f"cxlt-test peek {DAX} {dpa + 4096:#x} 3").out.strip() == "000000"
+    assert t.run(f"cxltrack harvest dirty {page} {2 * chunk_pages} --format count").out.strip() == "0"
+    t.run(f"cxlt-test poke {DAX} {dpa + 3 * 4096 + 100:#x} 01")
+    got = t.run(f"cxltrack harvest dirty {page} {2 * chunk_pages}").out.split()
+    assert got == [str(page + 3)], got
+    t.run(f"cxltrack chunk assign {chunk + 1} 9 --keep")
+    r = t.run(f"cxltrack zero {page} {2 * chunk_pages}", check=False, timeout=120)
+    assert r.status == 1 and f"chunk {chunk + 1}" in r.err and "busy" in r.err, (r.status, r.err)
+    assert t.run(f"cxltrack chunk query {chunk + 1}").out.strip() == "state=OWNED owner=9"
+    t.run(f"cxltrack chunk release {chunk + 1} 9")
+
+
 def test_events_arrive_by_poll_and_read(tracker_vm: TrackerFactory) -> None:
     t = tracker_vm()
     out = t.run(f"cxlt-test events {DAX}", timeout=120).out
@@ -134,7 +159,7 @@ def test_events_arrive_by_poll_and_read(tracker_vm: TrackerFactory) -> None:
 def test_cli_help_and_argument_errors(tracker_vm: TrackerFactory) -> None:
     t = tracker_vm(region=False)
     help_text = t.run("cxltrack --help").out
-    for word in ("status", "harvest", "watch", "bat", "slot", "chunk", "bench"):
+    for word in ("status", "harvest", "watch", "bat", "slot", "chunk", "bench", "zero"):
         assert word in help_text
     bad = {
         "cxltrack": "usage",
@@ -149,6 +174,8 @@ def test_cli_help_and_argument_errors(tracker_vm: TrackerFactory) -> None:
         "cxltrack chunk assign 1 5 --kept": "needs CHUNK OWNER [--keep]",
         "cxltrack chunk release 1 5 --keep": "needs CHUNK OWNER",
         "cxltrack ctrl track_en=2": "0 or 1",
+        "cxltrack zero 1 512": "multiples of a chunk",
+        "cxltrack zero 0": "needs START COUNT",
     }
     for cmd, msg in bad.items():
         r = t.run(cmd, check=False)

@@ -24,7 +24,7 @@ from typing import Any, ParamSpec
 
 from .agent import GuestError
 from .kvmstats import KVM_DEBUGFS, KVM_PARAM, MOUNT_DEBUGFS, delta, parse_counters
-from .nested import DeviceMemory, Host, MiB, NestedVm, VmReset, VmSpec
+from .nested import DeviceMemory, Host, MiB, NestedVm, VmHung, VmReset, VmSpec
 
 # KVM's own fault counters (every build): all faults, the fast path that write-unprotects a
 # page for dirty logging, and faults fixed by the full handler.
@@ -87,7 +87,7 @@ LINE_FIELDS = (
     ("attempts", "attempts"),
 )
 # The QEMU client's counters (MigrationResult.client), printed among KVM's.
-CLIENT_COUNTERS = ("harvests", "dirty-pages")
+CLIENT_COUNTERS = ("harvests", "dirty-pages", "skipped-pages")
 
 
 def kvm_counters(host: Host) -> dict[str, int]:
@@ -186,15 +186,24 @@ def migrate_once(
     client_dpa: int | None = None,
     resume: bool = True,
     dst_on_device: bool = True,
+    zeroed: bool = False,
 ) -> MigrationResult:
     """One migration of a VM whose node 1 (`device_mib` MiB of /dev/dax0.0) a writer keeps
     dirtying (`writer_pages` pages, rewritten at random for `writer_seconds`): source at
     offset 0 of the device, destination right after it, or with `dst_on_device` false, its
     node 1 in the host's ordinary memory. `client_dpa` places the "qemu" client's harvest
     elsewhere, unchecked (a negative control: its bits are then the wrong pages'). With
-    `resume`, the destination then runs on and must answer."""
+    `resume`, the destination then runs on and must answer. With `zeroed` ("qemu" only), the
+    host zeroes both nodes' device ranges first (Host.zero) and the client leaves the pages
+    the device has not seen written out of the first round (zeroed=on; the destination's
+    object checks its range is still zero)."""
+    if zeroed and dirty_log != "qemu":
+        raise ValueError("zeroed needs the QEMU client (dirty_log 'qemu')")
     set_dirty_log(host, dirty_log)
     size = device_mib * MiB
+    if zeroed:
+        for offset in (0, size) if dst_on_device else (0,):
+            print(f"[nested] {host.zero(offset, size)}")
     # Without KVM's paravirtual clock: KVM writes the guest's kvmclock page at the destination
     # when it loads the clock, after the switch-over and outside the migration stream.
     src = host.start_vm(
@@ -205,6 +214,7 @@ def migrate_once(
             device_dirty_log=dirty_log == "qemu",
             device_dirty_log_dpa=client_dpa,
             device_dirty_log_unchecked=client_dpa is not None,
+            device_dirty_log_zeroed=zeroed,
         )
     )
     dst = host.start_vm(
@@ -213,6 +223,8 @@ def migrate_once(
             device=DeviceMemory("devdax", size, offset=size) if dst_on_device else DeviceMemory("ram", size),
             incoming=f"unix:{SOCK}",
             paravirt=False,
+            device_dirty_log=zeroed and dst_on_device,
+            device_dirty_log_zeroed=zeroed and dst_on_device,
             extra_args=["-S"],  # stay paused after the switch-over, for the comparison
         )
     )
@@ -279,25 +291,27 @@ def migrate_once(
     return result
 
 
-# Runs of one migration at most, when a VM was reset during a run (migrate_and_compare).
+# Runs of one migration at most, when a VM was reset or hung during a run (migrate_and_compare).
 RESET_ATTEMPTS = 3
 
 
 def _repeat_on_vm_reset(run: Callable[P, MigrationResult]) -> Callable[P, MigrationResult]:
     """`run`, done again with fresh VMs (at most RESET_ATTEMPTS runs in all) when a VM was
-    reset during it. Under nested SVM on TCG an L2 guest now and then resets during a live
-    migration (any dirty log, stock KVM included; docs/harness.md); such a run says nothing
-    about the dirty log, so it is reported and repeated, and the result says how many runs
-    it took."""
+    reset during it, or the migrated VM did not answer once resumed. Under nested SVM on TCG
+    an L2 guest now and then resets during a live migration, or hangs at the destination
+    after its memory compared equal (any dirty log, stock KVM included; docs/harness.md);
+    such a run says nothing about the dirty log, so it is reported and repeated, and the
+    result says how many runs it took. The last run's failure is the caller's."""
 
     @functools.wraps(run)
     def repeated(*args: P.args, **kwargs: P.kwargs) -> MigrationResult:
         for attempt in range(1, RESET_ATTEMPTS):
             try:
                 r = run(*args, **kwargs)
-            except VmReset as exc:
+            except (VmReset, VmHung) as exc:
+                what = "was reset" if isinstance(exc, VmReset) else "did not answer after the migration"
                 print(
-                    f"[nested] migration: a VM was reset during run {attempt} "
+                    f"[nested] migration: a VM {what} during run {attempt} "
                     f"({str(exc).splitlines()[0]}); running it again with fresh VMs"
                 )
                 continue

@@ -219,6 +219,14 @@ class VmSpec:
     # a negative control's wrong range).
     device_dirty_log_dpa: int | None = None
     device_dirty_log_unchecked: bool = False
+    # The object's zeroed=on: the host zeroed the node's range with the device (Host.zero)
+    # before the VM started, so a migration's first round leaves out the pages the device has
+    # not seen written (and the object refuses a range written since).
+    device_dirty_log_zeroed: bool = False
+    # The disk's reads into the device node set block associations in the tracker, its
+    # writes take them away (the host QEMU's cxltrack-swap-mapper, disk id as given;
+    # docs/swap-design.md). Needs `disk` and a device node.
+    swap_mapper_disk: int | None = None
     extra_args: list[str] = field(default_factory=list)
     boot_timeout: float = 300.0
     command_timeout: float = 120.0
@@ -230,6 +238,11 @@ START_RESETS_PER_VCPU = 2
 
 class VmReset(GuestError):
     """An L2 VM was reset while in use (NestedVm.shutdown found CPU resets past ready)."""
+
+
+class VmHung(GuestError):
+    """An L2 VM that arrived by migration does not answer once resumed (NestedVm.reattach),
+    after its memory compared equal to the source's."""
 
 
 def _drain(sock: socket.socket) -> None:
@@ -309,14 +322,20 @@ class NestedVm:
                     log += f",dpa={s.device_dirty_log_dpa}"
                 if s.device_dirty_log_unchecked:
                     log += ",x-dpa-unchecked=on"
+                if s.device_dirty_log_zeroed:
+                    log += ",zeroed=on"
                 args += ["-object", log]
-        if s.disk:
+        blk = "virtio-blk-pci,drive=disk0,logical_block_size=4096,physical_block_size=4096"
+        if s.swap_mapper_disk is not None:
+            if not s.disk or s.device is None or s.device.mode == "ram":
+                raise ValueError("swap_mapper_disk needs a disk and a device node on the device")
             args += [
-                "-drive",
-                f"file={s.disk},if=none,id=disk0,format=raw",
-                "-device",
-                "virtio-blk-pci,drive=disk0,logical_block_size=4096,physical_block_size=4096",
+                "-object",
+                f"cxltrack-swap-mapper,id=swap0,memdev=dev0,tracker=/dev/cxltrack0,disk={s.swap_mapper_disk}",
             ]
+            blk += ",swap-mapper=swap0"
+        if s.disk:
+            args += ["-drive", f"file={s.disk},if=none,id=disk0,format=raw", "-device", blk]
         img = self.host.image.vm
         hotplug = "memhp_default_state=online_movable" if s.device is not None else ""
         # earlyprintk: a kernel that dies before its console driver starts still leaves its
@@ -490,7 +509,7 @@ class NestedVm:
                 return
             except (GuestError, TimeoutError) as exc:
                 if attempt == tries:
-                    raise GuestError(f"L2 VM {self.spec.name}: no answer after the migration: {exc}") from exc
+                    raise VmHung(f"L2 VM {self.spec.name}: no answer after the migration: {exc}") from exc
 
     def console_text(self) -> str:
         return self.host.run(f"cxlt-vm console {self.spec.name}", check=False).out
@@ -632,6 +651,14 @@ class Host:
         flags = " --clear" if clear else ""
         out = self.run(f"cxltrack harvest dirty {start} {count}{flags} --format list", timeout=300).out
         return {int(w, 0) for w in out.split()}
+
+    def zero(self, offset: int, size: int) -> str:
+        """Zero `size` bytes of the region from `offset` on with the device's scrub and clear
+        their dirty bits (`cxltrack zero`): from then on a dirty bit there means written since
+        zeroed. Whole chunks; returns the command's line."""
+        shift = self.page_shift()
+        first = (self.dpa_base() + offset) >> shift
+        return self.run(f"cxltrack zero {first} {size >> shift}", timeout=300).out.strip()
 
     def page_shift(self) -> int:
         return int(self.run("cat /sys/class/cxltrack/cxltrack0/page_shift").out)

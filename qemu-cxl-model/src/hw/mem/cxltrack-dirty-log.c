@@ -24,6 +24,18 @@
  * read-only properties harvests and dirty-pages count the syncs and the pages
  * they reported dirty.
  *
+ * zeroed=on: the backend read zero when the device's dirty bits of it were
+ * last cleared, and nothing but this object clears them since (the host
+ * zeroed it with the device's scrub, `cxltrack zero`, before QEMU started).
+ * Then a page the device has not seen written is still zero, and a migration
+ * leaves it out of its first round instead of reading it to find it zero
+ * (the destination's RAM must read zero there: fresh memory, or device
+ * memory zeroed the same way). Pages written later set their device bits and
+ * go in a later round as any dirty page. At start the object checks that the
+ * device saw no write to the range since its bits were cleared. The
+ * read-only property skipped-pages tells how many pages the last migration's
+ * first round left out.
+ *
  * Never lose a dirty bit: when a harvest fails, every page of the range is
  * reported dirty. A harvest with clear that returned has cleared the device's
  * bits and delivered them here, so nothing is lost between two syncs.
@@ -47,6 +59,7 @@
 #include "exec/address-spaces.h"
 #include "exec/memory.h"
 #include "exec/ram_addr.h"
+#include "migration/misc.h"
 
 #define TYPE_CXLTRACK_DIRTY_LOG "cxltrack-dirty-log"
 #define DPA_UNSET UINT64_MAX
@@ -60,35 +73,31 @@ struct CxltrackDirtyLog {
     char *tracker;
     uint64_t dpa;           /* DPA_UNSET: ask the driver */
     bool dpa_unchecked;
+    bool zeroed;
 
     int fd;
     uint64_t first_page;    /* tracker page of the backend's first byte */
     uint64_t npages;        /* backend size in tracker pages */
     unsigned long *bitmap;  /* one harvest's result, npages bits */
+    unsigned long *written; /* zeroed: pages written since zeroed, so far */
     MemoryListener listener;
     bool listening;
     uint64_t harvests;      /* syncs that harvested the backend */
     uint64_t dirty_pages;   /* pages they reported dirty */
+    uint64_t skipped_pages; /* zeroed: left out of the last first round */
+    NotifierWithReturn precopy;
 };
 
 /*
- * Harvest the dirty bits of the backend's pages with clear into s->bitmap
- * (bit i = page i of the backend). A call the driver cut short
- * (a signal) reports how far it got and left the rest uncleared: go on from
- * there. On failure the rest of the range is all dirty: a missed dirty page
- * would be a lost write at the destination. With the vCPUs stopped (the
- * final round), the driver first writes back every CPU cache, so that
- * writes still in a cache reach the device and its bits (spec section 9).
+ * Read the dirty bits of the backend's pages into s->bitmap (bit i = page i
+ * of the backend) with @flags. A call the driver cut short (a signal) reports
+ * how far it got and, with clear, left the rest uncleared: go on from there.
+ * Returns the pages read: all of them, or fewer when an ioctl failed (errno).
  */
-static void cxltrack_dirty_log_harvest(CxltrackDirtyLog *s)
+static uint64_t cxltrack_dirty_log_read(CxltrackDirtyLog *s, uint32_t flags)
 {
-    uint64_t count = s->npages;
-    uint32_t flags = CXLT_HARVEST_F_CLEAR;
-    uint64_t done = 0;
+    uint64_t count = s->npages, done = 0;
 
-    if (!runstate_is_running()) {
-        flags |= CXLT_HARVEST_F_WRITEBACK;
-    }
     bitmap_zero(s->bitmap, count);
     while (done < count) {
         struct cxlt_harvest h = {
@@ -101,14 +110,39 @@ static void cxltrack_dirty_log_harvest(CxltrackDirtyLog *s)
         };
 
         if (ioctl(s->fd, CXLT_IOC_HARVEST, &h) < 0 || !h.done) {
-            error_report("cxltrack-dirty-log %s: harvest of pages 0x%" PRIx64
-                         "+0x%" PRIx64 " failed (%s): reporting them all dirty",
-                         s->tracker, (uint64_t)h.start, count - done,
-                         strerror(errno));
-            bitmap_set(s->bitmap, done, count - done);
-            return;
+            break;
         }
         done += h.done;
+    }
+    return done;
+}
+
+/*
+ * Harvest with clear. On failure the rest of the range is all dirty: a
+ * missed dirty page would be a lost write at the destination. With the vCPUs
+ * stopped (the final round), the driver first writes back every CPU cache,
+ * so that writes still in a cache reach the device and its bits (spec
+ * section 9).
+ */
+static void cxltrack_dirty_log_harvest(CxltrackDirtyLog *s)
+{
+    uint32_t flags = CXLT_HARVEST_F_CLEAR;
+    uint64_t done;
+
+    if (!runstate_is_running()) {
+        flags |= CXLT_HARVEST_F_WRITEBACK;
+    }
+    done = cxltrack_dirty_log_read(s, flags);
+    if (done < s->npages) {
+        error_report("cxltrack-dirty-log %s: harvest of pages 0x%" PRIx64
+                     "+0x%" PRIx64 " failed (%s): reporting them all dirty",
+                     s->tracker, s->first_page + done, s->npages - done,
+                     strerror(errno));
+        bitmap_set(s->bitmap, done, s->npages - done);
+    }
+    /* reported dirty, so written as far as a zeroed=on skip is concerned */
+    if (s->written) {
+        bitmap_or(s->written, s->written, s->bitmap, s->npages);
     }
 }
 
@@ -142,6 +176,67 @@ static bool cxltrack_dirty_log_global_start(MemoryListener *listener,
      * collected before now are dropped (the harvest clears them).
      */
     cxltrack_dirty_log_harvest(s);
+    return true;
+}
+
+/*
+ * Migration's setup has made its first sync (this object harvested): leave
+ * out of the first round every page the device has not seen written since
+ * the backend was zeroed, as free page hinting leaves out a guest's free
+ * pages. A page written after that harvest has its device bit set and goes
+ * in a later round. Only while migration logs dirty pages (a snapshot in the
+ * background harvests nothing later) and without postcopy, whose
+ * destination would ask for a left-out page and wait for it.
+ */
+static int cxltrack_dirty_log_precopy(NotifierWithReturn *n, void *data,
+                                      Error **errp)
+{
+    CxltrackDirtyLog *s = container_of(n, CxltrackDirtyLog, precopy);
+    PrecopyNotifyData *pnd = data;
+    uint8_t *host;
+    uint64_t start, end, skipped = 0;
+
+    if (pnd->reason != PRECOPY_NOTIFY_SETUP ||
+        !(global_dirty_tracking & GLOBAL_DIRTY_MIGRATION) ||
+        migrate_postcopy_ram() || migration_in_bg_snapshot()) {
+        return 0;
+    }
+    host = memory_region_get_ram_ptr(host_memory_backend_get_memory(s->memdev));
+    for (start = find_first_zero_bit(s->written, s->npages); start < s->npages;
+         start = find_next_zero_bit(s->written, s->npages, end)) {
+        end = find_next_bit(s->written, s->npages, start);
+        qemu_guest_free_page_hint(host + start * TARGET_PAGE_SIZE,
+                                  (end - start) * TARGET_PAGE_SIZE);
+        skipped += end - start;
+    }
+    s->skipped_pages = skipped;
+    return 0;
+}
+
+/*
+ * zeroed=on holds only if the device saw no write to the backend since its
+ * bits were cleared: a harvest without clear must find none.
+ */
+static bool cxltrack_dirty_log_check_zeroed(CxltrackDirtyLog *s, Error **errp)
+{
+    uint64_t written;
+
+    if (cxltrack_dirty_log_read(s, 0) < s->npages) {
+        error_setg_errno(errp, errno, "cxltrack-dirty-log: zeroed=on: reading"
+                         " the dirty bits of pages 0x%" PRIx64 "+0x%" PRIx64,
+                         s->first_page, s->npages);
+        return false;
+    }
+    written = bitmap_count_one(s->bitmap, s->npages);
+    if (written) {
+        error_setg(errp, "cxltrack-dirty-log: zeroed=on, but the device saw"
+                   " %" PRIu64 " of the backend's pages written since their"
+                   " dirty bits were cleared: zero the range first (cxltrack"
+                   " zero 0x%" PRIx64 " 0x%" PRIx64 ")", written,
+                   s->first_page, s->npages);
+        return false;
+    }
+    s->written = bitmap_new(s->npages);
     return true;
 }
 
@@ -277,6 +372,9 @@ static void cxltrack_dirty_log_complete(UserCreatable *uc, Error **errp)
         goto fail;
     }
     s->bitmap = bitmap_new(s->npages);
+    if (s->zeroed && !cxltrack_dirty_log_check_zeroed(s, errp)) {
+        goto fail;
+    }
     /* the accelerator leaves this RAM to us (kvm_mem_flags) */
     mr->dirty_log_by_device = true;
     s->listener = (MemoryListener) {
@@ -287,6 +385,10 @@ static void cxltrack_dirty_log_complete(UserCreatable *uc, Error **errp)
     };
     memory_listener_register(&s->listener, &address_space_memory);
     s->listening = true;
+    if (s->written) {   /* zeroed=on */
+        s->precopy.notify = cxltrack_dirty_log_precopy;
+        precopy_add_notifier(&s->precopy);
+    }
     return;
 
 fail:
@@ -324,6 +426,17 @@ static void cxltrack_dirty_log_set_unchecked(Object *obj, bool value,
     CXLTRACK_DIRTY_LOG(obj)->dpa_unchecked = value;
 }
 
+static bool cxltrack_dirty_log_get_zeroed(Object *obj, Error **errp)
+{
+    return CXLTRACK_DIRTY_LOG(obj)->zeroed;
+}
+
+static void cxltrack_dirty_log_set_zeroed(Object *obj, bool value,
+                                          Error **errp)
+{
+    CXLTRACK_DIRTY_LOG(obj)->zeroed = value;
+}
+
 static void cxltrack_dirty_log_init(Object *obj)
 {
     CxltrackDirtyLog *s = CXLTRACK_DIRTY_LOG(obj);
@@ -345,6 +458,10 @@ static void cxltrack_dirty_log_init(Object *obj)
                                    OBJ_PROP_FLAG_READ);
     object_property_add_uint64_ptr(obj, "dirty-pages", &s->dirty_pages,
                                    OBJ_PROP_FLAG_READ);
+    object_property_add_bool(obj, "zeroed", cxltrack_dirty_log_get_zeroed,
+                             cxltrack_dirty_log_set_zeroed);
+    object_property_add_uint64_ptr(obj, "skipped-pages", &s->skipped_pages,
+                                   OBJ_PROP_FLAG_READ);
 }
 
 static void cxltrack_dirty_log_finalize(Object *obj)
@@ -352,12 +469,16 @@ static void cxltrack_dirty_log_finalize(Object *obj)
     CxltrackDirtyLog *s = CXLTRACK_DIRTY_LOG(obj);
 
     if (s->listening) {
+        if (s->written) {
+            precopy_remove_notifier(&s->precopy);
+        }
         memory_listener_unregister(&s->listener);
     }
     if (s->fd >= 0) {
         close(s->fd);
     }
     g_free(s->bitmap);
+    g_free(s->written);
     g_free(s->tracker);
 }
 
