@@ -19,7 +19,9 @@
  */
 #include <linux/capability.h>
 #include <linux/fs.h>
+#include <linux/overflow.h>
 #include <linux/poll.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -164,6 +166,20 @@ static int cxlt_may_change_page(struct cxlt_dev *cd, u64 page, u64 addr)
 	return -EPERM;
 }
 
+/*
+ * A discard takes an association away and changes no data. Through the
+ * caller's own writable mapping of the page it is allowed on a page onlined
+ * as System RAM too (a VM's memory on a kmem node, whose associations the
+ * hypervisor set with BAT_SET_ADDRS): otherwise a disk write could not take
+ * away the association of a page that no longer equals its block.
+ */
+static int cxlt_may_discard(struct cxlt_dev *cd, u64 page, u64 addr)
+{
+	if (addr && cxlt_user_maps_page(cd, addr, page))
+		return 0;
+	return cxlt_may_change_page(cd, page, addr);
+}
+
 static bool cxlt_rsvd_zero(const u64 *r, int n)
 {
 	while (n--)
@@ -293,6 +309,61 @@ static long cxlt_ioc_chunk_list(struct cxlt_file *f, void __user *argp)
 	return ret;
 }
 
+/*
+ * Entries one at a time, each as CXLT_BAT_SET with its address; the caller
+ * learns how many were set, whatever stops the batch. A page onlined as
+ * System RAM is allowed here, unlike for CXLT_BAT_SET by page number: the
+ * address names the caller's own page (a VM's memory on a kmem node), and an
+ * association changes no data; whoever has the page later, the device drops
+ * the association at its first write.
+ */
+static long cxlt_ioc_bat_set_addrs(struct cxlt_file *f, void __user *argp)
+{
+	struct cxlt_bat_set_addrs __user *ua = argp;
+	struct cxlt_dev *cd = f->cd;
+	struct cxlt_bat_addr __user *ue;
+	struct cxlt_bat_set_addrs a;
+	int ret = 0;
+	u32 i;
+
+	if (copy_from_user(&a, argp, sizeof(a)))
+		return -EFAULT;
+	if (a.flags || a.reserved0 || !cxlt_rsvd_zero(a.reserved, ARRAY_SIZE(a.reserved)) ||
+	    !a.count || a.count > CXLT_BAT_ADDRS_MAX)
+		return -EINVAL;
+	if (cxlt_need_admin())
+		return -EPERM;
+	ue = u64_to_user_ptr(a.entries);
+	if (!access_ok(ue, array_size(a.count, sizeof(*ue))))
+		return -EFAULT;
+	for (i = 0; i < a.count; i++) {
+		struct cxlt_bat b = { .op = CXLT_BAT_SET, .flags = CXLT_BAT_F_ADDR };
+		struct cxlt_bat_addr e;
+
+		if (i && signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		if (copy_from_user(&e, &ue[i], sizeof(e))) {
+			ret = -EFAULT;
+			break;
+		}
+		ret = e.reserved ? -EINVAL : cxlt_user_addr_page(cd, e.addr, &b.page);
+		if (ret)
+			break;
+		b.addr = e.addr;
+		b.block = e.block;
+		b.disk = e.disk;
+		ret = cxlt_do_bat(cd, f, &b, NULL);
+		if (ret)
+			break;
+		cond_resched();
+	}
+	if (put_user(i, &ua->done))
+		return -EFAULT;
+	return ret;
+}
+
 static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct cxlt_file *f = file->private_data;
@@ -335,9 +406,9 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		 * CLEAR, which names no mapping; DISCARD only takes one away.
 		 */
 		if (u.bat.op == CXLT_BAT_DISCARD)
-			ret = cxlt_may_change_page(cd, u.bat.page,
-						   u.bat.flags & CXLT_BAT_F_ADDR ?
-						   u.bat.addr : 0);
+			ret = cxlt_may_discard(cd, u.bat.page,
+					       u.bat.flags & CXLT_BAT_F_ADDR ?
+					       u.bat.addr : 0);
 		else if (u.bat.op != CXLT_BAT_GET)
 			ret = cxlt_need_admin() ?: cxlt_user_page_ok(cd, u.bat.page);
 		else
@@ -455,6 +526,9 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		if (!ret && copy_to_user(argp, &u.ap, sizeof(u.ap)))
 			ret = -EFAULT;
 		return ret;
+
+	case CXLT_IOC_BAT_SET_ADDRS:
+		return cxlt_ioc_bat_set_addrs(f, argp);
 
 	case CXLT_IOC_RAW:
 		if (copy_from_user(&u.raw, argp, sizeof(u.raw)))

@@ -171,6 +171,7 @@ int cxlt_do_chunk(struct cxlt_dev *cd, struct cxlt_file *f,
 	};
 	struct cxlt_file *bind = NULL;
 	struct cxlt_cmd_res res;
+	bool named;
 	int ret;
 
 	if (c->op > CXLT_CHUNK_QUERY || c->reserved0 || c->reserved[0] ||
@@ -195,9 +196,15 @@ int cxlt_do_chunk(struct cxlt_dev *cd, struct cxlt_file *f,
 		ret = cxlt_chunk_may_release(cd, f, c->chunk);
 	if (!ret && c->op == CXLT_CHUNK_ASSIGN && test_bit(c->chunk, cd->unscrubbed))
 		ret = cxlt_chunk_scrub(cd, c->chunk, c->owner);
+	/* named before the command: the scrub may be done before it returns */
+	named = !ret && c->op == CXLT_CHUNK_RELEASE && f;
+	if (named)
+		cxlt_evq_scrub_for(cd, c->chunk, c->owner, f);
 	if (!ret)
 		ret = cxlt_cmd(cd, ops[c->op], 0, c->chunk,
 			       c->op == CXLT_CHUNK_QUERY ? 0 : c->owner, 0, &res);
+	if (ret && named)
+		cxlt_evq_scrub_for(cd, c->chunk, 0, NULL);
 	if (!ret && c->op == CXLT_CHUNK_ASSIGN)
 		cxlt_chunk_bind(cd, c->chunk, bind, bind ? c->owner : 0);
 	/* A released chunk is scrubbed by the device before it is FREE. */
@@ -292,8 +299,13 @@ void cxlt_chunks_release_file(struct cxlt_dev *cd, struct cxlt_file *f)
  */
 void cxlt_chunks_forget(struct cxlt_dev *cd)
 {
+	u32 c;
+
 	lockdep_assert_held(&cd->cmd_lock);
-	memset(cd->chunk_bind, 0, cd->caps.num_chunks * sizeof(*cd->chunk_bind));
+	for (c = 0; c < cd->caps.num_chunks; c++) {
+		cxlt_chunk_bind(cd, c, NULL, 0);
+		cxlt_evq_scrub_for(cd, c, 0, NULL);
+	}
 }
 
 /**

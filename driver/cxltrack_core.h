@@ -90,6 +90,9 @@ struct cxlt_klog;
 struct cxlt_chunk_bind {
 	struct cxlt_file *file;
 	u32 owner;
+	/* the file that released the chunk, for its SCRUB_DONE; under evq_lock */
+	struct cxlt_file *scrub_for;
+	u32 scrub_owner;
 };
 
 struct cxlt_dev {
@@ -237,6 +240,8 @@ void cxlt_irq_teardown(struct cxlt_dev *cd);
 void cxlt_evq_drain(struct cxlt_dev *cd);
 void cxlt_evq_add_file(struct cxlt_dev *cd, struct cxlt_file *f);
 void cxlt_evq_del_file(struct cxlt_dev *cd, struct cxlt_file *f);
+void cxlt_evq_scrub_for(struct cxlt_dev *cd, u32 chunk, u32 owner,
+			struct cxlt_file *f);
 bool cxlt_evq_pending(struct cxlt_dev *cd, struct cxlt_file *f);
 int cxlt_evq_peek(struct cxlt_dev *cd, struct cxlt_file *f,
 		  struct cxlt_event *out, int max);

@@ -12,7 +12,9 @@
  *
  * Popped events go to in-kernel notifiers and to the open files they
  * concern: a slot's events (SLOT_FULL, SLOT_TIMEOUT, MERGE_DONE) to the file
- * that owns the slot; every event to the files subscribed to all of them
+ * that owns the slot; a chunk's SCRUB_DONE to the file that released it
+ * (named before the release command, matched by owner, taken once); every
+ * event to the files subscribed to all of them
  * (CXLT_EVENTS_ALL, monitors). The owner is read under evq_lock; code that takes a slot from
  * its owner drains the queue first, so events are routed to the owner they
  * were produced for.
@@ -31,10 +33,16 @@ void cxlt_int_enable(struct cxlt_dev *cd, bool on)
 	cxlt_wr(cd, CXLT_INT_ENABLE, on ? CXLT_INT_ALL : 0);
 }
 
-/* The file that owns the slot an event is about, or NULL. Caller holds evq_lock. */
+/*
+ * The file an event is about: the slot's owner, or the file that released
+ * the chunk (once), or NULL. Caller holds evq_lock.
+ */
 static struct cxlt_file *cxlt_evq_owner(struct cxlt_dev *cd,
 					const struct cxlt_event *ev)
 {
+	struct cxlt_chunk_bind *b;
+	struct cxlt_file *f;
+
 	switch (ev->type) {
 	case CXLT_EV_SLOT_FULL:
 	case CXLT_EV_SLOT_TIMEOUT:
@@ -42,9 +50,28 @@ static struct cxlt_file *cxlt_evq_owner(struct cxlt_dev *cd,
 		if (ev->index < CXLT_SLOT_COUNT)
 			return cd->slot_owner[ev->index];
 		return NULL;
+	case CXLT_EV_SCRUB_DONE:
+		if (ev->index >= cd->caps.num_chunks)
+			return NULL;
+		b = &cd->chunk_bind[ev->index];
+		if (!b->scrub_for || b->scrub_owner != ev->arg)
+			return NULL;
+		f = b->scrub_for;
+		b->scrub_for = NULL;
+		return f;
 	default:
 		return NULL;
 	}
+}
+
+/* Route the next SCRUB_DONE(@chunk, @owner) to @f (NULL: to nobody in particular). */
+void cxlt_evq_scrub_for(struct cxlt_dev *cd, u32 chunk, u32 owner,
+			struct cxlt_file *f)
+{
+	spin_lock(&cd->evq_lock);
+	cd->chunk_bind[chunk].scrub_for = f;
+	cd->chunk_bind[chunk].scrub_owner = owner;
+	spin_unlock(&cd->evq_lock);
 }
 
 static void cxlt_evq_deliver(struct cxlt_dev *cd, const struct cxlt_event *ev)
@@ -216,8 +243,14 @@ void cxlt_evq_add_file(struct cxlt_dev *cd, struct cxlt_file *f)
 
 void cxlt_evq_del_file(struct cxlt_dev *cd, struct cxlt_file *f)
 {
+	u32 c;
+
 	spin_lock(&cd->evq_lock);
 	list_del(&f->node);
+	/* a later file at the same address must not get this one's events */
+	for (c = 0; c < cd->caps.num_chunks; c++)
+		if (cd->chunk_bind[c].scrub_for == f)
+			cd->chunk_bind[c].scrub_for = NULL;
 	spin_unlock(&cd->evq_lock);
 }
 

@@ -263,6 +263,28 @@ int cxltrack_addr_page(struct cxltrack *t, const volatile void *addr, uint64_t *
 	return ret;
 }
 
+int cxltrack_bat_set_addrs(struct cxltrack *t, const struct cxlt_bat_addr *entries,
+			   size_t count, size_t *done)
+{
+	int ret = 0;
+
+	*done = 0;
+	while (*done < count) {
+		size_t n = count - *done;
+		struct cxlt_bat_set_addrs a = {
+			.entries = (uintptr_t)(entries + *done),
+			.count = (uint32_t)(n < CXLT_BAT_ADDRS_MAX ? n : CXLT_BAT_ADDRS_MAX),
+		};
+
+		ret = ioc(t, CXLT_IOC_BAT_SET_ADDRS, &a);
+		/* the driver says how far it got, on an error too (0 if it never started) */
+		*done += a.done;
+		if (ret)
+			break;
+	}
+	return ret;
+}
+
 int cxltrack_ctrl(struct cxltrack *t, struct cxlt_ctrl *c)
 {
 	return ioc(t, CXLT_IOC_CTRL, c);

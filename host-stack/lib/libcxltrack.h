@@ -80,6 +80,14 @@ int cxltrack_chunk_list(struct cxltrack *t, unsigned int owner, uint8_t *bitmap,
 int cxltrack_stats(struct cxltrack *t, struct cxlt_stats *s);
 /* The device page that @addr (a page of this process, e.g. of a dax mapping) maps. */
 int cxltrack_addr_page(struct cxltrack *t, const volatile void *addr, uint64_t *page);
+/*
+ * Associate the device pages behind @count pages of the caller's mappings
+ * with disk blocks (CXLT_IOC_BAT_SET_ADDRS, in batches of at most
+ * CXLT_BAT_ADDRS_MAX). *done: entries set, also when an error stopped it
+ * (the entry at *done failed).
+ */
+int cxltrack_bat_set_addrs(struct cxltrack *t, const struct cxlt_bat_addr *entries,
+			   size_t count, size_t *done);
 int cxltrack_ctrl(struct cxltrack *t, struct cxlt_ctrl *c);
 
 /*

@@ -124,8 +124,9 @@ def test_unprivileged_tenants(tracker_vm: TrackerFactory) -> None:
 
 def test_chunks_are_bound_to_the_file_that_assigned_them(tracker_vm: TrackerFactory) -> None:
     """A chunk is the assigning file's: no other file (root's included) releases it or takes
-    its owner id, the file releases it without privileges, and closing the file or killing
-    its process releases it; a detached chunk (--keep) stays."""
+    its owner id, the file releases it without privileges and gets the release's SCRUB_DONE
+    (another tenant does not), and closing the file or killing its process releases it; a
+    detached chunk (--keep) stays."""
     t = tracker_vm()
     out = t.run(f"cxlt-test chunkbind {DAX}", timeout=60).out
     assert "ok chunkbind" in out, out
@@ -140,7 +141,8 @@ def test_chunks_are_bound_to_the_file_that_assigned_them(tracker_vm: TrackerFact
 def test_user_space_never_changes_pages_onlined_as_system_ram(tracker_vm: TrackerFactory) -> None:
     """With the region's HPA map registered (cxl-region track), a slot merge or BAT change from
     user space into a page of the region is refused once kmem has onlined it as System RAM (the
-    page is the kernel's), and allowed while it is devdax. Reads stay allowed."""
+    page is the kernel's), and allowed while it is devdax. Reads stay allowed. (Named by the
+    caller's own mapping, sets and discards are allowed there: the test below.)"""
     t = tracker_vm()
     t.run("cxl-region track", timeout=60)
     hpa, size, dpa = (int(x, 16) for x in t.sysfs("dirty_log/hpa_map").split()[:3])
@@ -188,3 +190,46 @@ def test_cache_contract_from_user_space(tracker_vm: TrackerFactory) -> None:
     out = t.run(f"cxlt-test cache {DAX}", timeout=60).out
     print(out)
     assert "ok cache" in out
+
+
+def test_one_file_used_by_threads_a_dup_and_a_child(tracker_vm: TrackerFactory) -> None:
+    """One open file used at once by threads (harvests with CLEAR, poll() + read(), slot and
+    chunk life cycles, queries), by a dup() of its descriptor and by a fork()ed child, with the
+    first descriptor closed half-way while a writer dirties pages: every call succeeds or
+    fails as documented, no dirty bit is lost, and once every descriptor is closed the file's
+    slots and chunks are back (the fixture also fails the test on any kernel splat)."""
+    t = tracker_vm()
+    out = t.run(f"cxlt-threads {DAX} 256 6", timeout=180).out
+    print(out)
+    assert "ok threads:" in out, out
+    calls = int(out.split("ok threads: ")[1].split()[0])
+    written = int(out.split("refused as documented), ")[1].split()[0])
+    assert calls > 100 and written == 256, out
+
+
+def test_bat_set_from_addresses_in_batches(tracker_vm: TrackerFactory) -> None:
+    """CXLT_IOC_BAT_SET_ADDRS (a hypervisor's batch after its VM's disk reads): each entry's
+    address finds its device page, batches over the maximum are split by libcxltrack, a bad
+    entry stops the batch with the entries before it set and `done` saying how many, bad
+    arguments and a caller without CAP_SYS_ADMIN are refused."""
+    t = tracker_vm()
+    t.run("cxl-region track", timeout=60)
+    out = t.run(f"cxlt-batset {DAX}", timeout=120).out
+    print(out)
+    assert "ok batset:" in out, out
+
+
+def test_bat_set_from_addresses_of_anonymous_memory_on_kmem(tracker_vm: TrackerFactory) -> None:
+    """The region onlined as System RAM (kmem) and a process's anonymous memory bound to its
+    node, as a VM's memory is when user space manages it with userfaultfd: the batch ioctl
+    associates those pages through their addresses (BAT_SET by page number stays refused for
+    System RAM), and a store still clears the association."""
+    t = tracker_vm()
+    t.run("cxl-region track", timeout=60)
+    t.run("cxl-region mode kmem", timeout=120)
+    out = t.run("cxl-region show").out
+    node = [w.split("=", 1)[1] for w in out.split() if w.startswith("target_node=")]
+    assert node and node[0].isdigit(), out
+    got = t.run(f"membind {node[0]} cxlt-batset --anon", timeout=120).out
+    print(got)
+    assert "ok batset --anon:" in got, got

@@ -124,11 +124,12 @@ static void one(int fd)
 		struct cxlt_ctrl ctl;
 		struct cxlt_raw raw;
 		struct cxlt_addr_page ap;
+		struct cxlt_bat_set_addrs ba;
 		uint8_t bytes[512];
 	} u;
 	unsigned long req;
 	void *arg = &u;
-	int which = (int)(rnd() % 17);
+	int which = (int)(rnd() % 18);
 	long ret;
 
 	memset(&u, 0, sizeof(u));
@@ -246,12 +247,25 @@ static void one(int fd)
 		req = CXLT_IOC_ADDR_PAGE;
 		u.ap.addr = rnd() % 2 ? ptr(4096) & ~4095ull : ptr(4096);
 		break;
+	case 16: {
+		/* entries in buf: ordinary memory, so -ENXIO at the first good one */
+		struct cxlt_bat_addr *e = (struct cxlt_bat_addr *)buf;
+
+		req = CXLT_IOC_BAT_SET_ADDRS;
+		fill_random(buf, 4 * sizeof(*e));
+		for (int i = 0; i < 4 && rnd() % 2; i++)
+			e[i].addr = rnd() % 2 ? ptr(4096) & ~4095ull : ptr(4096);
+		u.ba.entries = ptr(4 * sizeof(*e));
+		u.ba.count = (uint32_t)val(CXLT_BAT_ADDRS_MAX);
+		break;
+	}
 	default:
 		/* A valid number with a bad argument pointer. */
 		req = pick((const uint64_t[]){ CXLT_IOC_INFO, CXLT_IOC_HARVEST, CXLT_IOC_BAT,
 					       CXLT_IOC_SLOT_QUERY, CXLT_IOC_CHUNK_LIST,
 					       CXLT_IOC_STATS, CXLT_IOC_CTRL,
-					       CXLT_IOC_EVENT_SCOPE, CXLT_IOC_ADDR_PAGE }, 9);
+					       CXLT_IOC_EVENT_SCOPE, CXLT_IOC_ADDR_PAGE,
+					       CXLT_IOC_BAT_SET_ADDRS }, 10);
 		arg = (void *)(uintptr_t)pick((const uint64_t[]){ 0, 1, (uintptr_t)hole,
 			(uintptr_t)ro_page, 0xffff888000000000ull, (uintptr_t)buf + buf_len - 8 }, 6);
 		break;

@@ -35,7 +35,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define CXLT_UAPI_VERSION		4
+#define CXLT_UAPI_VERSION		5
 
 #define CXLT_IOC_MAGIC			0xC7
 
@@ -118,7 +118,9 @@ struct cxlt_harvest {
  * through it before the command (docs/spec.md section 9 rules 2 and 3).
  * Without it that write-back is the caller's duty (CLFLUSHOPT over its
  * mapping + SFENCE). Removing every writable mapping of the page before
- * DISCARD stays the caller's duty either way.
+ * DISCARD stays the caller's duty either way. A DISCARD whose addr is the
+ * caller's own writable mapping of @page is allowed without privileges and
+ * on a page onlined as System RAM (it changes no data).
  */
 #define CXLT_BAT_F_ADDR			(1U << 0)
 
@@ -276,8 +278,9 @@ struct cxlt_ctrl {
 /*
  * CXLT_IOC_EVENT_SCOPE: which events read() on this file returns. OWN (the
  * default): the events of the slots this file owns (SLOT_FULL, SLOT_TIMEOUT,
- * MERGE_DONE). ALL (CAP_SYS_ADMIN): every event of the device, for a
- * monitor. Records already queued on the file stay.
+ * MERGE_DONE) and the SCRUB_DONE of the chunks it released. ALL
+ * (CAP_SYS_ADMIN): every event of the device, for a monitor. Records
+ * already queued on the file stay.
  */
 #define CXLT_EVENTS_OWN			0
 #define CXLT_EVENTS_ALL			1
@@ -300,6 +303,37 @@ struct cxlt_addr_page {
 	__u64 addr;		/* in: user virtual address */
 	__u64 page;		/* out: device page (DPA >> page_shift) */
 	__u32 flags;		/* none defined */
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
+/*
+ * CXLT_IOC_BAT_SET_ADDRS: associate the device pages behind pages of the
+ * caller's address space with disk blocks, a batch per call (a hypervisor
+ * after its VM read them from a virtual disk: VSwapper's Swap Mapper). For
+ * each entry in order the driver finds the device page @addr maps, as
+ * CXLT_IOC_ADDR_PAGE does (-EFAULT, -ENXIO), writes back the caller's cached
+ * copy of it (spec section 9 rule 3) and sets the association, as
+ * CXLT_BAT_SET with CXLT_BAT_F_ADDR does. The page may be System RAM (the
+ * caller's memory on a kmem node): it is the caller's own page. On return
+ * @done is the number of entries set: @count on success; on an error the
+ * entry at @done failed, or (-EINTR) a signal stopped the call before it.
+ * Needs CAP_SYS_ADMIN, as CXLT_BAT_SET.
+ */
+#define CXLT_BAT_ADDRS_MAX		1024
+
+struct cxlt_bat_addr {
+	__u64 addr;		/* the page in the caller's mapping, page aligned */
+	__u64 block;
+	__u32 disk;
+	__u32 reserved;
+};
+
+struct cxlt_bat_set_addrs {
+	__u64 entries;		/* user pointer to @count struct cxlt_bat_addr */
+	__u32 count;		/* 1..CXLT_BAT_ADDRS_MAX */
+	__u32 flags;		/* none defined */
+	__u32 done;		/* out: entries set */
 	__u32 reserved0;
 	__u64 reserved[2];
 };
@@ -366,6 +400,7 @@ struct cxlt_raw {
 #define CXLT_IOC_CTRL		_IOWR(CXLT_IOC_MAGIC, 0x0b, struct cxlt_ctrl)
 #define CXLT_IOC_EVENT_SCOPE	_IOW(CXLT_IOC_MAGIC, 0x0c, struct cxlt_event_scope)
 #define CXLT_IOC_ADDR_PAGE	_IOWR(CXLT_IOC_MAGIC, 0x0d, struct cxlt_addr_page)
+#define CXLT_IOC_BAT_SET_ADDRS	_IOWR(CXLT_IOC_MAGIC, 0x0e, struct cxlt_bat_set_addrs)
 #define CXLT_IOC_RAW		_IOWR(CXLT_IOC_MAGIC, 0x20, struct cxlt_raw)
 
 #endif /* _UAPI_LINUX_CXLTRACK_H */
