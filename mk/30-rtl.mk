@@ -21,6 +21,7 @@ RTL_BOARD_SIM := $(RTL_BUILD)/board-$(RTL_SIM_CONFIG)-sim/filelist.f
 # curl: the Mill launcher below and the launcher's own download of the Mill executable.
 RTL_APT := curl openjdk-17-jdk-headless iverilog yosys liblz4-dev zlib1g-dev make g++
 RTL_PYTEST = cd $(TOP)/sim && $(call PYTEST,$(1))
+RTL_JOBS ?= $(shell n=$$(nproc); echo $$((n < 4 ? n : 4)))
 
 .PHONY: rtl rtl-sim rtl-blocks rtl-board-sim rtl-deps lint-rtl test-rtl rtl-equiv bench-rtl synth-estimate synth-scaling fmt-rtl check-fmt-rtl
 
@@ -71,12 +72,13 @@ lint-rtl: $(RTL_BUILD)/small/filelist.f ## verilator --lint-only -Wall on the em
 # Verilator and on Icarus, at the same iteration counts: Icarus is ~2-3x slower on these benches;
 # its runs are ~2 of the ~4 min in pytest (docs/rtl-results.md). The board wrapper's bench
 # (sim/tb/board/, through cocotbext-pcie) runs on Verilator. BENCH=test_x (several: space
-# separated) runs only those benches, plus the lint checks.
+# separated) runs only those benches, plus the lint checks. RTL_JOBS pytest-xdist workers (default:
+# one per core, at most 4) run the benches side by side: a bench is one single-threaded simulator.
 test-rtl: rtl-sim rtl-blocks rtl-board-sim rtl-deps ## RTL regression: every bench (core, blocks, board wrapper); BENCH=name for one
 	@mkdir -p $(JUNIT_DIR)
 	@rm -rf $(TOP)/build/sim/coverage
 	@$(MILL) rtl.checkFormat >/dev/null 2>&1 || { echo "test-rtl: Scala sources not formatted (make fmt-rtl)"; exit 1; }
-	@$(call RTL_PYTEST,rtl) test_rtl.py --sim verilator --sim icarus $(foreach b,$(BENCH),--bench $(b))
+	@$(call RTL_PYTEST,rtl) -n $(RTL_JOBS) --dist worksteal test_rtl.py --sim verilator --sim icarus $(foreach b,$(BENCH),--bench $(b))
 	@cd $(TOP)/sim && $(PY) coverage_report.py $(TOP)/build/sim/coverage
 
 # A refactoring check: the core of git revision EQUIV_REF (default main), emitted for the simulation

@@ -105,6 +105,10 @@ driver-check: ## checkpatch.pl --strict over driver/ (cached linux-source checkp
 driver-clean:
 	@rm -rf $(DRIVER_OUT)
 
+# Two VMs at a time by default (DRIVER_JOBS): a test's VM waits on its agent much of the time, so
+# two side by side take ~0.6 of the serial time on 2 cores (docs/results.md); each test has its own VM.
+DRIVER_JOBS ?= 2
 test-driver: guest ## full-stack driver tests (VMs with the tracker as function 1)
 	@q="$(strip $(QEMU_BIN))"; test -x "$$q" || { echo "test-driver: no QEMU binary (got '$$q')"; exit 1; }; \
-	CXLTRACK_QEMU="$$q" CXLTRACK_GUEST_IMAGE=$(GUEST_IMAGE) $(call PYTEST,driver) $(TOP)/tests/driver
+	CXLTRACK_QEMU="$$q" CXLTRACK_GUEST_IMAGE=$(GUEST_IMAGE) $(call PYTEST,driver) -n $(DRIVER_JOBS) --dist worksteal \
+		$(TOP)/tests/driver

@@ -1,8 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""pytest side of the RTL benches: builds each (simulator, design) once per session."""
+"""pytest side of the RTL benches: builds each (simulator, design) once per session. The benches
+run under pytest-xdist (`make test-rtl`: one worker per core, each bench one single-threaded
+simulator process); a file lock lets one worker build a design while the others that need it
+wait, then find it up to date."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sys
 from pathlib import Path
@@ -35,7 +39,11 @@ def design(sim: str, built: dict[tuple[str, str], Path], which: Design | None = 
     d = which or core()
     key = (sim, d.name)
     if key not in built:
-        built[key] = build_sim(sim, d)
+        lock = build_dir(sim, d).with_suffix(".lock")
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        with lock.open("w") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            built[key] = build_sim(sim, d)
     return sim, built[key]
 
 

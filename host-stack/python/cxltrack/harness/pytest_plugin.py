@@ -49,14 +49,23 @@ from .vm import Vm, VmConfig
 BootVm = Callable[..., Vm]
 BootHost = Callable[..., Host]
 _REPORT_KEY = pytest.StashKey[dict[str, pytest.TestReport]]()
-# (test, wall seconds from starting QEMU to the agent's greeting, guest uptime then)
-BOOT_TIMES: list[tuple[str, float, float | None]] = []
+# (test, wall seconds from starting QEMU to the agent's greeting), from the reports: a test
+# records each VM's boot in its user properties, which pytest-xdist carries to the controller.
+BOOT_TIMES: list[tuple[str, float]] = []
+_BOOT_PROPERTY = "vm_boot_seconds"
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "teardown":
+        BOOT_TIMES.extend(
+            (report.nodeid, v) for k, v in report.user_properties if k == _BOOT_PROPERTY and isinstance(v, float)
+        )
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if not BOOT_TIMES:
         return
-    walls = sorted(t for _, t, _ in BOOT_TIMES)
+    walls = sorted(t for _, t in BOOT_TIMES)
     median = walls[len(walls) // 2]
     terminalreporter.write_line(
         f"e2e boot-to-ready: {len(walls)} VM(s), min {walls[0]:.2f} s, median {median:.2f} s, "
@@ -143,7 +152,7 @@ def boot_vm(request: pytest.FixtureRequest) -> Iterator[BootVm]:
         vms.append(vm)
         vm.start()
         assert vm.boot_seconds is not None
-        BOOT_TIMES.append((node.name, vm.boot_seconds, vm.guest_uptime_at_ready))
+        node.user_properties.append((_BOOT_PROPERTY, vm.boot_seconds))
         print(
             f"[e2e] {node.name}: vm{len(vms) - 1} ready in {vm.boot_seconds:.2f} s "
             f"(guest uptime {vm.guest_uptime_at_ready} s)"
@@ -188,7 +197,7 @@ def boot_host(request: pytest.FixtureRequest) -> Iterator[BootHost]:
         h = _boot_host(qemu_binary(), host_image(), topo, base / f"host{len(hosts)}", region, kvm, memory)
         hosts.append(h)
         assert h.vm.boot_seconds is not None
-        BOOT_TIMES.append((node.name, h.vm.boot_seconds, h.vm.guest_uptime_at_ready))
+        node.user_properties.append((_BOOT_PROPERTY, h.vm.boot_seconds))
         print(f"[nested] {node.name}: host{len(hosts) - 1} ready in {h.vm.boot_seconds:.2f} s")
         return h
 
