@@ -14,7 +14,9 @@ check-generated: ## fail if a generated file or the vector corpus is stale
 	@$(PY) -m cxltrack.vectors.generate --out vectors --check
 	@echo "check-generated: register map outputs and vector corpus are fresh"
 
+# gcc: the generated C header is compiled standalone (test_regmap.py), which skips without it
 test-model: ## reference-model property tests, vector replay, generated-file checks
+	@$(TOP)/scripts/apt-ensure gcc libc6-dev
 	@mkdir -p $(JUNIT_DIR)
 	@cd $(PYSRC) && $(call PYTEST,model) tests
 
