@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from conftest import DAX, TrackerFactory
 
 
@@ -136,3 +137,81 @@ def test_concurrent_callers(tracker_vm: TrackerFactory) -> None:
     assert "no false clean" in logs[2]
     assert "ok slot" in logs[3]
     assert "ok fuzz" in logs[4]
+
+
+# cxlt-lifetime's callers: one per ioctl, three blocked with nothing to come (read, poll,
+# epoll_wait), one waiting for events that keep coming.
+LIFETIME_CALLERS = {
+    "info", "harvest", "harvest-clear", "bat", "slot", "merge", "chunk", "chunk-list", "stats",
+    "ctrl", "event-scope", "addr-page", "bat-set-addrs", "read-idle", "poll-idle", "epoll-idle",
+    "events",
+}  # fmt: skip
+LIFETIME_BLOCKED = {"read-idle", "poll-idle", "epoll-idle"}
+LIFETIME_SECONDS = 14
+
+
+def _lifetime(t, action: str) -> dict[str, dict[str, str]]:  # type: ignore[no-untyped-def]
+    """Run cxlt-lifetime, do `action` to the device two seconds into it, and return each
+    caller's line as a dict (calls, recent, end, errors)."""
+    t.run("cxl-region track", timeout=60)  # addr-page and bat-set-addrs find their pages
+    # the log exists before the background job's own redirection has run
+    t.run(f": > /tmp/life.log; cxlt-lifetime {DAX} {LIFETIME_SECONDS} >> /tmp/life.log 2>&1 & echo $! > /tmp/life.pid")
+    for _ in range(100):
+        if "running" in t.run("cat /tmp/life.log").out:
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError("cxlt-lifetime did not start: " + t.run("cat /tmp/life.log").out)
+    time.sleep(2)
+    t.run(action, timeout=60)
+    t.run("while kill -0 $(cat /tmp/life.pid) 2>/dev/null; do sleep 0.2; done", timeout=LIFETIME_SECONDS + 40)
+    out = t.run("cat /tmp/life.log").out
+    print(out)
+    assert "done" in out.split(), out
+    lines = {}
+    for line in out.splitlines():
+        w = line.split()
+        if w and w[0] == "caller":
+            lines[w[1]] = dict(zip(w[2::2], w[3::2], strict=False))
+    assert set(lines) == LIFETIME_CALLERS, out
+    return lines
+
+
+def _errors(line: dict[str, str]) -> set[str]:
+    return set() if line["errors"] == "none" else {e.split("=")[0] for e in line["errors"].split(",")}
+
+
+@pytest.mark.parametrize("action", ["unbind", "remove"])
+def test_every_caller_ends_when_the_device_goes(tracker_vm: TrackerFactory, action: str) -> None:
+    """A caller of each ioctl, callers blocked in read(), poll() and epoll_wait(), and one
+    waiting for events, each with its own file, while the driver is unbound or the function
+    removed: every one of them ends with ENODEV (poll and epoll with the hang-up), none gets
+    EIO or hangs, and the kernel log stays clean (the fixture)."""
+    t = tracker_vm()
+    how = {
+        "unbind": f"echo {t.bdf} > /sys/bus/pci/drivers/cxltrack/unbind",
+        "remove": f"echo 1 > /sys/bus/pci/devices/{t.bdf}/remove",
+    }
+    lines = _lifetime(t, how[action])
+    ended = {name: line["end"] for name, line in lines.items() if line["end"] != "ENODEV"}
+    assert not ended, ended
+    for name, line in lines.items():
+        assert int(line["calls"]) > 0, (name, line)
+        # EBUSY: the chunk caller's assign while the device still scrubs its last release
+        assert _errors(line) <= {"EBUSY"}, (name, line)
+
+
+def test_every_caller_survives_a_function_reset(tracker_vm: TrackerFactory) -> None:
+    """The same callers across a function reset (FLR): none ends, hangs or gets EIO, and every
+    one that was not blocked by design still makes calls in the run's last two seconds; the
+    answers a reset causes (a freed slot or chunk is no longer the caller's) are documented
+    errors, and the event waiter gets events again."""
+    t = tracker_vm()
+    t.run("cxltrack bat set 5 55 1")  # no caller touches page 5: only the reset clears it
+    lines = _lifetime(t, f"echo 1 > /sys/bus/pci/devices/{t.bdf}/reset")
+    assert t.run("cxltrack bat get 5").out.strip() == "invalid"  # the reset did happen
+    for name, line in lines.items():
+        assert line["end"] == "deadline", (name, line)
+        if name not in LIFETIME_BLOCKED:
+            assert int(line["recent"]) > 0, (name, line)
+        assert not _errors(line) & {"EIO", "EFAULT", "ENODEV"}, (name, line)
