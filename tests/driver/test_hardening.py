@@ -215,3 +215,21 @@ def test_every_caller_survives_a_function_reset(tracker_vm: TrackerFactory) -> N
         if name not in LIFETIME_BLOCKED:
             assert int(line["recent"]) > 0, (name, line)
         assert not _errors(line) & {"EIO", "EFAULT", "ENODEV"}, (name, line)
+
+
+def test_probe_without_msix_unwinds(tracker_vm: TrackerFactory) -> None:
+    """Probe error unwinding: with MSI disabled (`pci=nomsi`) the tracker's probe fails at its
+    interrupt set-up, after the BAR, the capabilities, the chunk tables and the device number
+    were taken. It must give all of them back: no device node, no kernel splat (the fixture),
+    a bind that fails again the same way (nothing left half-bound), and the module unloads and
+    loads again, three times over."""
+    t = tracker_vm(append="pci=nomsi", load=False, region=False)
+    for attempt in range(3):
+        t.run("modprobe cxltrack")
+        t.run("test ! -e /dev/cxltrack0 && test ! -e /sys/class/cxltrack/cxltrack0")
+        r = t.run(f"echo {t.bdf} > /sys/bus/pci/drivers/cxltrack/bind", check=False)
+        assert r.status != 0, f"attempt {attempt}: bind without MSI-X succeeded"
+        t.run("test ! -e /dev/cxltrack0")
+        t.run("rmmod cxltrack")
+    log = t.run("dmesg").out
+    assert log.count("no MSI-X vector") >= 6, log[-3000:]  # a probe and a bind per attempt
