@@ -13,11 +13,14 @@ from conftest import DAX, TrackerFactory
 
 def test_ioctl_fuzzer(tracker_vm: TrackerFactory) -> None:
     """Three processes fuzz every ioctl, read() and poll() with valid, boundary and random
-    values and bad pointers: only documented errnos, never EIO, device still usable."""
+    values and bad pointers, tracking now and then switched off: only documented errnos,
+    never EIO; then the audit: no slot or chunk left by the closed files but KEEP slots and
+    detached chunks, tracking on again, device still usable."""
     t = tracker_vm()
     out = t.run("cxlt-fuzz 400000 60 1001 3", timeout=240).out
     print(out)
     assert "ok fuzz: 3 process(es)" in out
+    assert "no other slot or chunk left, tracking on\n" in out, out
     print(t.run(f"cxlt-test dirty {DAX} 256 3 5").out)
 
 

@@ -13,10 +13,17 @@
  * uapi documents; -EIO (the device misbehaved or the driver mistrusted a
  * good answer) fails the run. --raw also fuzzes CXLT_IOC_RAW (needs
  * allow_raw=1; only register reads, to keep the device usable).
- * --safe keeps the fuzzer from disturbing concurrent correctness tests: no
- * harvest CLEAR/DECAY, block-association changes only on the top 64 pages,
- * no device-wide (KEEP) slots.
- * At the end the device must still answer a plain harvest.
+ * --safe keeps the fuzzer from disturbing concurrent correctness tests:
+ * harvests with CLEAR/DECAY/WRITEBACK and block-association changes only on
+ * the top 64 pages, every slot (device-wide KEEP ones too) released right
+ * after its allocation, tracking never switched off. Without --safe a CTRL
+ * call may also clear TRACK_EN.
+ * At the end, with every fuzzing process gone and its files closed, an audit
+ * checks what the driver must have given back: every slot FREE but the KEEP
+ * slots the fuzzers allocated (released then), every chunk FREE but the
+ * fuzzed one if a detached assignment took it (released then; both checks
+ * not with --safe, whose neighbours hold slots), tracking switched on again
+ * and on, and a plain harvest answered.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,7 +45,14 @@ static struct cxlt_info info;
 static uint8_t *ro_page, *hole, *buf;
 static size_t buf_len = 1 << 20;
 static int fuzz_raw;
-static int safe;	/* --safe: no CLEAR, BAT only on the top 64 pages */
+static int safe;	/* --safe: CLEAR and BAT only on the top 64 pages */
+
+/* What the fuzzing processes made that may outlive their files, for the audit. */
+struct outliving {
+	_Atomic uint64_t keep_slots;	/* bit n: slot n was allocated KEEP */
+	_Atomic int detached_chunk;	/* the last chunk was assigned DETACH */
+};
+static struct outliving *outliving;
 
 static uint64_t rnd(void)
 {
@@ -160,7 +174,7 @@ static void one(int fd)
 	case 3:
 		req = CXLT_IOC_SLOT_ALLOC;
 		u.sa.tag = rnd();
-		u.sa.flags = (uint32_t)(rnd() % 8 == 0 ? rnd() : 0);
+		u.sa.flags = (uint32_t)pick((const uint64_t[]){ 0, 0, CXLT_SLOT_F_KEEP, rnd() }, 4);
 		break;
 	case 4:
 		req = CXLT_IOC_SLOT_WRITE;
@@ -194,6 +208,8 @@ static void one(int fd)
 		if (u.c.chunk < info.num_chunks - 1 && u.c.op != CXLT_CHUNK_QUERY)
 			u.c.chunk = info.num_chunks - 1;
 		u.c.owner = (uint32_t)(rnd() % 2 ? 1 + rnd() % 3 : val(65536));
+		if (u.c.op == CXLT_CHUNK_ASSIGN)
+			u.c.flags = (uint32_t)pick((const uint64_t[]){ 0, 0, CXLT_CHUNK_F_DETACH, rnd() }, 4);
 		break;
 	case 9:
 		req = CXLT_IOC_CHUNK_LIST;
@@ -211,7 +227,8 @@ static void one(int fd)
 		u.ctl.clear = (uint32_t)(rnd() % 4 ? rnd() % 3 & 2 : rnd() & ~1u);
 		u.ctl.flags = (uint32_t)(rnd() % 3 ? rnd() % 2 : rnd());
 		u.ctl.slot_timeout = (uint32_t)val(1000000);
-		if (u.ctl.clear & CXLT_CTRL_F_TRACK_EN)
+		/* now and then tracking off (not with --safe: other tests run) */
+		if (u.ctl.clear & CXLT_CTRL_F_TRACK_EN && (safe || rnd() % 16))
 			u.ctl.clear = 0;
 		break;
 	case 12:
@@ -270,20 +287,124 @@ static void one(int fd)
 			(uintptr_t)ro_page, 0xffff888000000000ull, (uintptr_t)buf + buf_len - 8 }, 6);
 		break;
 	}
-	if (req == CXLT_IOC_SLOT_ALLOC && safe)
-		u.sa.flags &= ~(uint32_t)CXLT_SLOT_F_KEEP;	/* no slots leaked past exit */
-	if (req == CXLT_IOC_HARVEST && safe)
-		u.h.flags &= ~(uint32_t)CXLT_HARVEST_F_ALL;
+	if (req == CXLT_IOC_HARVEST && safe && u.h.flags & CXLT_HARVEST_F_ALL &&
+	    u.h.start < info.pages - 64) {
+		/* CLEAR, DECAY and WRITEBACK on the top 64 pages only */
+		u.h.start = info.pages - 64;
+		u.h.count = 64;
+	}
 	if (req == CXLT_IOC_RAW && fuzz_raw)
 		u.raw.op = CXLT_RAW_READ;
 	ret = ioctl(fd, req, arg);
 	note(ret, "ioctl");
+	if (req == CXLT_IOC_SLOT_ALLOC && arg == &u && !ret && u.sa.flags & CXLT_SLOT_F_KEEP &&
+	    u.sa.slot < 64)
+		outliving->keep_slots |= 1ull << u.sa.slot;
+	if (req == CXLT_IOC_CHUNK && arg == &u && !ret && u.c.op == CXLT_CHUNK_ASSIGN &&
+	    u.c.flags & CXLT_CHUNK_F_DETACH)
+		outliving->detached_chunk = 1;
 	if (req == CXLT_IOC_SLOT_ALLOC && safe && arg == &u && !ret) {
 		/* Do not hoard slots other tests need. */
 		struct cxlt_slot_release r = { .slot = u.sa.slot };
 
 		ioctl(fd, CXLT_IOC_SLOT_RELEASE, &r);
 	}
+}
+
+/* A chunk's state, waiting out a scrub (SCRUBBING becomes FREE). */
+static uint32_t chunk_state(int fd, uint32_t c, uint32_t *owner)
+{
+	struct cxlt_chunk q = { .op = CXLT_CHUNK_QUERY, .chunk = c };
+
+	for (int tries = 0; tries < 500; tries++) {
+		if (ioctl(fd, CXLT_IOC_CHUNK, &q)) {
+			perror("audit: CHUNK_QUERY");
+			exit(1);
+		}
+		if (q.state != CXLT_CHUNKST_SCRUBBING)
+			break;
+		usleep(10000);
+	}
+	*owner = q.owner;
+	return q.state;
+}
+
+/*
+ * After the fuzzing processes are gone: what they may leave behind is only
+ * what outlives a file by design (KEEP slots, detached chunks; released
+ * here), tracking goes on again, and the device still answers.
+ */
+static int audit(int fd)
+{
+	struct cxlt_ctrl c = { 0 };
+	unsigned int keep = 0, detached = 0, bad = 0, was_off;
+	uint8_t bm[8];
+	struct cxlt_harvest h = { .kind = CXLT_HARVEST_DIRTY, .count = 64,
+				  .buf = (uintptr_t)bm, .buf_len = 8 };
+
+	/* with --safe other tests' files hold slots and chunks meanwhile */
+	for (uint32_t i = 0; i < info.num_slots && !safe; i++) {
+		struct cxlt_slot_query q = { .slot = i };
+		struct cxlt_slot_release r = { .slot = i };
+
+		if (ioctl(fd, CXLT_IOC_SLOT_QUERY, &q)) {
+			perror("audit: SLOT_QUERY");
+			return 1;
+		}
+		if (q.state == CXLT_SLOTST_FREE)
+			continue;
+		if (i >= 64 || !(outliving->keep_slots >> i & 1)) {
+			fprintf(stderr, "audit: slot %u left in state %u by closed files\n", i, q.state);
+			bad++;
+		} else if (ioctl(fd, CXLT_IOC_SLOT_RELEASE, &r)) {
+			perror("audit: SLOT_RELEASE of a KEEP slot");
+			bad++;
+		} else {
+			keep++;
+		}
+	}
+	for (uint32_t i = 0; i < info.num_chunks && !safe; i++) {
+		uint32_t owner, st = chunk_state(fd, i, &owner);
+		struct cxlt_chunk rel = { .op = CXLT_CHUNK_RELEASE, .chunk = i, .owner = owner };
+
+		if (st == CXLT_CHUNKST_FREE)
+			continue;
+		if (i != info.num_chunks - 1 || !outliving->detached_chunk) {
+			fprintf(stderr, "audit: chunk %u left in state %u (owner %u) by closed files\n",
+				i, st, owner);
+			bad++;
+		} else if (ioctl(fd, CXLT_IOC_CHUNK, &rel) ||
+			   chunk_state(fd, i, &owner) != CXLT_CHUNKST_FREE) {
+			perror("audit: release of a detached chunk");
+			bad++;
+		} else {
+			detached++;
+		}
+	}
+	if (ioctl(fd, CXLT_IOC_CTRL, &c)) {
+		perror("audit: CTRL query");
+		return 1;
+	}
+	was_off = !(c.ctrl & CXLT_CTRL_F_TRACK_EN);
+	memset(&c, 0, sizeof(c));
+	c.set = CXLT_CTRL_F_TRACK_EN;
+	if (ioctl(fd, CXLT_IOC_CTRL, &c)) {
+		perror("audit: CTRL set TRACK_EN");
+		return 1;
+	}
+	memset(&c, 0, sizeof(c));
+	if (ioctl(fd, CXLT_IOC_CTRL, &c) || !(c.ctrl & CXLT_CTRL_F_TRACK_EN)) {
+		fprintf(stderr, "audit: tracking not on after setting TRACK_EN\n");
+		bad++;
+	}
+	if (ioctl(fd, CXLT_IOC_HARVEST, &h)) {
+		perror("audit: harvest after fuzzing");
+		return 1;
+	}
+	printf("audit: %u KEEP slot(s) and %u detached chunk(s) released, tracking was %s, no other "
+	       "slot or chunk left, tracking on%s\n", keep, detached, was_off ? "off" : "on",
+	       bad ? ": FAILED" : "");
+	return bad ? 1 : 0;
 }
 
 static int child(uint64_t iters, double seconds, uint64_t seed)
@@ -338,9 +459,6 @@ int main(int argc, char **argv)
 	uint64_t iters, seed;
 	double seconds;
 	int procs = 1, bad = 0, fd;
-	uint8_t bm[8];
-	struct cxlt_harvest h = { .kind = CXLT_HARVEST_DIRTY, .count = 64,
-				  .buf = (uintptr_t)bm, .buf_len = 8 };
 
 	if (argc < 4) {
 		fprintf(stderr, "usage: cxlt-fuzz ITERATIONS SECONDS SEED [PROCS] [--raw] [--safe]\n");
@@ -359,6 +477,10 @@ int main(int argc, char **argv)
 	}
 	if (procs < 1 || procs > 16)
 		procs = 1;
+	outliving = mmap(NULL, sizeof(*outliving), PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (outliving == MAP_FAILED)
+		return 1;
 	for (int p = 0; p < procs; p++) {
 		pid_t pid = fork();
 
@@ -376,12 +498,14 @@ int main(int argc, char **argv)
 			bad = 1;
 	}
 	fd = open("/dev/cxltrack0", O_RDWR);
-	if (fd < 0 || ioctl(fd, CXLT_IOC_HARVEST, &h)) {
-		perror("sanity harvest after fuzzing");
+	if (fd < 0 || ioctl(fd, CXLT_IOC_INFO, &info)) {
+		perror("open /dev/cxltrack0 for the audit");
 		return 1;
 	}
+	if (audit(fd))
+		bad = 1;
 	close(fd);
-	printf(bad ? "FAIL: a fuzzer process saw an unexpected answer\n" :
+	printf(bad ? "FAIL: a fuzzer process saw an unexpected answer, or the audit failed\n" :
 		     "ok fuzz: %d process(es), device still answers\n", procs);
 	return bad;
 }
