@@ -25,6 +25,7 @@
 #include <linux/bitmap.h>
 #include <linux/ioport.h>
 #include <linux/kstrtox.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/pfn.h>
 #include <linux/slab.h>
@@ -322,16 +323,42 @@ struct cxlt_dev *cxlt_get_by_pfn(unsigned long pfn, u64 *page)
 }
 EXPORT_SYMBOL_GPL(cxlt_get_by_pfn);
 
+/*
+ * Could the caller write this very page through its mapping at @uaddr? A
+ * writable shared mapping, or a writable private one whose page is its own
+ * anonymous copy (a write would not copy it first). Asked of the mapping,
+ * not by pinning for write: a page its owner write-protected with
+ * userfaultfd (a memory manager evicting it) is still the owner's to write,
+ * and a write pin would fault into the owner's own handler, which may be
+ * the thread waiting for this very call.
+ */
+static bool cxlt_user_may_write(u64 uaddr, struct page *pg)
+{
+	struct vm_area_struct *vma;
+	bool ok;
+
+	mmap_read_lock(current->mm);
+	vma = vma_lookup(current->mm, uaddr);
+	ok = vma && (vma->vm_flags & VM_WRITE) &&
+	     ((vma->vm_flags & VM_SHARED) ||
+	      (PageAnon(pg) && PageAnonExclusive(pg)));
+	mmap_read_unlock(current->mm);
+	return ok;
+}
+
 /* The host page frame behind one page of the calling process (writable if @write). */
 static int cxlt_user_pfn(u64 uaddr, bool write, unsigned long *pfn)
 {
 	struct page *pg;
+	int ret = 0;
 
-	if (pin_user_pages_fast(uaddr, 1, write ? FOLL_WRITE : 0, &pg) != 1)
+	if (pin_user_pages_fast(uaddr, 1, 0, &pg) != 1)
 		return -EFAULT;
+	if (write && !cxlt_user_may_write(uaddr, pg))
+		ret = -EFAULT;
 	*pfn = page_to_pfn(pg);
 	unpin_user_page(pg);
-	return 0;
+	return ret;
 }
 
 /**

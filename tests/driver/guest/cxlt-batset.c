@@ -21,7 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "libcxltrack.h"
@@ -150,9 +154,55 @@ static int anon_mode(void)
 		    cxltrack_bat_get(t, pages[9], NULL, NULL) != 1)
 			fail("%s: %d", "anon: discard took the wrong association", 8);
 	}
+	/*
+	 * A page its owner write-protected with userfaultfd (a memory manager
+	 * evicting it) is still the owner's to discard through. A driver that
+	 * pinned it for write would fault into the owner's handler (here
+	 * nobody: the call would never return).
+	 */
+	{
+		uint8_t *p10 = (uint8_t *)m + 10 * page_size;
+		int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+		struct uffdio_api api = {
+			.api = UFFD_API, .features = UFFD_FEATURE_PAGEFAULT_FLAG_WP,
+		};
+		struct uffdio_register reg = {
+			.range = { .start = (uintptr_t)p10, .len = page_size },
+			.mode = UFFDIO_REGISTER_MODE_WP,
+		};
+		struct uffdio_writeprotect wp = {
+			.range = reg.range, .mode = UFFDIO_WRITEPROTECT_MODE_WP,
+		};
+		struct cxlt_bat d = {
+			.op = CXLT_BAT_DISCARD, .flags = CXLT_BAT_F_ADDR, .page = pages[10],
+			.addr = (uintptr_t)p10,
+		};
+
+		if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg) ||
+		    ioctl(uffd, UFFDIO_WRITEPROTECT, &wp))
+			fail("%s: %d", "anon: userfaultfd write-protection", errno);
+		if (ioctl(t->fd, CXLT_IOC_BAT, &d) || !d.valid || d.block != 310)
+			fail("%s: %d", "anon: discard of a write-protected page", errno);
+		close(uffd);
+	}
+	/* A page mapped read-only: the caller could not write it, so no discard. */
+	{
+		struct cxlt_bat d = {
+			.op = CXLT_BAT_DISCARD, .flags = CXLT_BAT_F_ADDR, .page = pages[11],
+			.addr = (uintptr_t)(m + 11 * page_size),
+		};
+
+		if (mprotect((void *)(m + 11 * page_size), page_size, PROT_READ))
+			fail("%s: %d", "mprotect", errno);
+		if (ioctl(t->fd, CXLT_IOC_BAT, &d) == 0 || errno != EPERM)
+			fail("%s: %d", "anon: discard through a read-only mapping not refused", errno);
+		if (cxltrack_bat_get(t, pages[11], NULL, NULL) != 1)
+			fail("%s: %d", "anon: refused discard took the association", 11);
+	}
 	printf("ok batset --anon: 64 anonymous pages on the device (System RAM) associated "
-	       "through their addresses, device pages 0x%" PRIx64 "..., one discarded through "
-	       "its address\n", pages[0]);
+	       "through their addresses, device pages 0x%" PRIx64 "..., discards through "
+	       "the own mapping (also write-protected with userfaultfd), none through a "
+	       "read-only one\n", pages[0]);
 	return 0;
 }
 
