@@ -59,34 +59,7 @@
 #include "system/hostmem.h"
 #include "exec/memory.h"
 #include "hw/mem/cxltrack-swap-mapper.h"
-
-#define BLOCK_SIZE (4 * KiB)
-
-struct CxltrackSwapMapper {
-    Object parent_obj;
-
-    HostMemoryBackend *memdev;
-    char *tracker;
-    uint32_t disk;
-    Object *user;               /* the disk device that claimed the mapper */
-
-    int fd;
-    uint8_t *ram;               /* the memdev's host mapping */
-    uint64_t ram_size;
-    QemuMutex lock;             /* the maps, the counters, the batch */
-    uint64_t writes_begun;
-    uint64_t writes_ended;
-    GHashTable *pages_of_block; /* block -> GArray of page addresses */
-    GHashTable *block_of_page;  /* page address -> block */
-    struct cxlt_bat_addr *batch;
-
-    uint64_t associated;        /* pages given an association */
-    uint64_t unassociated;      /* pages of reads that raced a write */
-    uint64_t dropped;           /* associations taken away for a write */
-    uint64_t errors;            /* failed set or discard calls */
-    uint64_t failed_writes;     /* writes failed for an association kept */
-    bool fail_drops;            /* x-fail-drops: tests of that path */
-};
+#include "cxltrack-swap-mapper-int.h"
 
 static uint64_t *key_new(uint64_t v)
 {
@@ -102,7 +75,7 @@ static void garray_free(gpointer p)
 }
 
 /* Forget that @addr holds a block; caller holds the lock. */
-static void forget_page(CxltrackSwapMapper *s, uint64_t addr)
+void cxltrack_swap_mapper_forget_page(CxltrackSwapMapper *s, uint64_t addr)
 {
     uint64_t *block = g_hash_table_lookup(s->block_of_page, &addr);
     GArray *pages;
@@ -129,7 +102,7 @@ static void remember_page(CxltrackSwapMapper *s, uint64_t addr,
 {
     GArray *pages = g_hash_table_lookup(s->pages_of_block, &block);
 
-    forget_page(s, addr);
+    cxltrack_swap_mapper_forget_page(s, addr);
     if (!pages) {
         pages = g_array_new(false, false, sizeof(uint64_t));
         g_hash_table_insert(s->pages_of_block, key_new(block), pages);
@@ -142,7 +115,7 @@ static void remember_page(CxltrackSwapMapper *s, uint64_t addr,
  * Set the first @count entries of s->batch. The driver stops at a failed
  * entry: count it and go on after it. Remember the pages that were set.
  */
-static void set_batch(CxltrackSwapMapper *s, uint32_t count)
+void cxltrack_swap_mapper_set_batch(CxltrackSwapMapper *s, uint32_t count)
 {
     uint32_t from = 0, i;
 
@@ -164,32 +137,20 @@ static void set_batch(CxltrackSwapMapper *s, uint32_t count)
                                  s->tracker, (void *)s->batch[from].addr,
                                  strerror(errno));
                 s->errors++;
-                forget_page(s, s->batch[from].addr);
+                cxltrack_swap_mapper_forget_page(s, s->batch[from].addr);
                 from++;
             }
         }
     }
 }
 
-uint64_t cxltrack_swap_mapper_read_begin(CxltrackSwapMapper *s)
-{
-    uint64_t token;
-
-    qemu_mutex_lock(&s->lock);
-    token = s->writes_begun == s->writes_ended ? s->writes_begun :
-            CXLTRACK_SWAP_MAPPER_NO_TOKEN;
-    qemu_mutex_unlock(&s->lock);
-    return token;
-}
-
-void cxltrack_swap_mapper_read_done(CxltrackSwapMapper *s, QEMUIOVector *qiov,
-                                    uint64_t offset, uint64_t token)
+void cxltrack_swap_mapper_for_each_page(CxltrackSwapMapper *s,
+                                        QEMUIOVector *qiov, uint64_t offset,
+                                        CxltrackPageFn *fn, void *opaque)
 {
     uint8_t *end = s->ram + s->ram_size;
-    uint32_t n = 0;
     int i;
 
-    qemu_mutex_lock(&s->lock);
     for (i = 0; i < qiov->niov; i++) {
         uint8_t *base = qiov->iov[i].iov_base;
         uint8_t *lim = base + qiov->iov[i].iov_len;
@@ -202,29 +163,76 @@ void cxltrack_swap_mapper_read_done(CxltrackSwapMapper *s, QEMUIOVector *qiov,
             continue;   /* block starts are not page starts here */
         }
         for (; p + BLOCK_SIZE <= lim; p += BLOCK_SIZE) {
-            uint64_t block = (offset - (lim - p)) / BLOCK_SIZE;
-
-            if (p < s->ram || p + BLOCK_SIZE > end) {
-                continue;
-            }
-            if (token == CXLTRACK_SWAP_MAPPER_NO_TOKEN ||
-                token != s->writes_begun) {
-                s->unassociated++;
-                continue;
-            }
-            s->batch[n++] = (struct cxlt_bat_addr) {
-                .addr = (uintptr_t)p,
-                .block = block,
-                .disk = s->disk,
-            };
-            if (n == CXLT_BAT_ADDRS_MAX) {
-                set_batch(s, n);
-                n = 0;
+            if (p >= s->ram && p + BLOCK_SIZE <= end) {
+                fn(s, p, (offset - (lim - p)) / BLOCK_SIZE, opaque);
             }
         }
     }
-    if (n) {
-        set_batch(s, n);
+}
+
+uint64_t cxltrack_swap_mapper_read_begin(CxltrackSwapMapper *s,
+                                         QEMUIOVector *qiov, uint64_t offset)
+{
+    uint64_t token;
+
+    qemu_mutex_lock(&s->lock);
+    token = s->writes_begun == s->writes_ended ? s->writes_begun :
+            CXLTRACK_SWAP_MAPPER_NO_TOKEN;
+    if (s->mm) {
+        cxltrack_mm_read_begin(s, qiov, offset);
+    }
+    qemu_mutex_unlock(&s->lock);
+    return token;
+}
+
+typedef struct ReadDone {
+    uint64_t token;
+    uint32_t n;
+} ReadDone;
+
+static void associate_page(CxltrackSwapMapper *s, uint8_t *p, uint64_t block,
+                           void *opaque)
+{
+    ReadDone *rd = opaque;
+
+    /*
+     * The memory manager evicted it since: its pinning would fault into
+     * the manager's thread, which waits for the lock held here.
+     */
+    if (!cxltrack_mm_resident(s, (uintptr_t)p)) {
+        return;
+    }
+    if (rd->token == CXLTRACK_SWAP_MAPPER_NO_TOKEN ||
+        rd->token != s->writes_begun) {
+        s->unassociated++;
+        return;
+    }
+    s->batch[rd->n++] = (struct cxlt_bat_addr) {
+        .addr = (uintptr_t)p,
+        .block = block,
+        .disk = s->disk,
+    };
+    if (rd->n == CXLT_BAT_ADDRS_MAX) {
+        cxltrack_swap_mapper_set_batch(s, rd->n);
+        rd->n = 0;
+    }
+}
+
+void cxltrack_swap_mapper_read_done(CxltrackSwapMapper *s, QEMUIOVector *qiov,
+                                    uint64_t offset, uint64_t token, bool ok)
+{
+    ReadDone rd = { .token = token };
+
+    qemu_mutex_lock(&s->lock);
+    if (s->mm) {
+        cxltrack_mm_read_end(s, qiov, offset);
+    }
+    if (ok) {
+        cxltrack_swap_mapper_for_each_page(s, qiov, offset, associate_page,
+                                           &rd);
+        if (rd.n) {
+            cxltrack_swap_mapper_set_batch(s, rd.n);
+        }
     }
     qemu_mutex_unlock(&s->lock);
 }
@@ -255,6 +263,12 @@ static bool drop_block(CxltrackSwapMapper *s, uint64_t block)
          */
         int ret = -1;
 
+        if (!cxltrack_mm_resident(s, addr)) {
+            /* evicted pages left the maps; never touch one (see above) */
+            cxltrack_swap_mapper_forget_page(s, addr);
+            pages = g_hash_table_lookup(s->pages_of_block, &block);
+            continue;
+        }
         errno = EIO;    /* x-fail-drops */
         if (!s->fail_drops) {
             ret = ioctl(s->fd, CXLT_IOC_ADDR_PAGE, &ap);
@@ -274,14 +288,15 @@ static bool drop_block(CxltrackSwapMapper *s, uint64_t block)
         if (bat.valid) {
             s->dropped++;
         }
-        forget_page(s, addr);   /* may free @pages with the last one */
+        /* may free @pages with the last one */
+        cxltrack_swap_mapper_forget_page(s, addr);
         pages = g_hash_table_lookup(s->pages_of_block, &block);
     }
     return ok;
 }
 
 bool cxltrack_swap_mapper_write_begin(CxltrackSwapMapper *s, uint64_t offset,
-                                      uint64_t bytes)
+                                      uint64_t bytes, QEMUIOVector *qiov)
 {
     uint64_t first = offset / BLOCK_SIZE;
     uint64_t last = (offset + bytes + BLOCK_SIZE - 1) / BLOCK_SIZE;
@@ -311,6 +326,9 @@ bool cxltrack_swap_mapper_write_begin(CxltrackSwapMapper *s, uint64_t offset,
             ok = drop_block(s, g_array_index(hit, uint64_t, i));
         }
         g_array_free(hit, true);
+    }
+    if (ok && s->mm) {
+        ok = cxltrack_mm_write_begin(s, first, last, qiov);
     }
     s->failed_writes += !ok;
     qemu_mutex_unlock(&s->lock);
@@ -420,6 +438,9 @@ static void cxltrack_swap_mapper_complete(UserCreatable *uc, Error **errp)
         goto fail;
     }
     s->batch = g_new(struct cxlt_bat_addr, CXLT_BAT_ADDRS_MAX);
+    if (s->swap_file && !cxltrack_mm_start(s, errp)) {
+        goto fail;
+    }
     return;
 
 fail:
@@ -488,12 +509,14 @@ static void cxltrack_swap_mapper_init(Object *obj)
     object_property_add_bool(obj, "x-fail-drops",
                              cxltrack_swap_mapper_get_fail_drops,
                              cxltrack_swap_mapper_set_fail_drops);
+    cxltrack_mm_add_properties(obj);
 }
 
 static void cxltrack_swap_mapper_finalize(Object *obj)
 {
     CxltrackSwapMapper *s = CXLTRACK_SWAP_MAPPER(obj);
 
+    cxltrack_mm_stop(s);
     if (s->fd >= 0) {
         close(s->fd);
     }
@@ -501,6 +524,8 @@ static void cxltrack_swap_mapper_finalize(Object *obj)
     g_hash_table_destroy(s->block_of_page);
     g_free(s->batch);
     g_free(s->tracker);
+    g_free(s->swap_file);
+    g_free(s->image);
     qemu_mutex_destroy(&s->lock);
 }
 

@@ -21,18 +21,20 @@ OBJECT_DECLARE_SIMPLE_TYPE(CxltrackSwapMapper, CXLTRACK_SWAP_MAPPER)
 
 /*
  * The disk's user (virtio-blk) calls, in this order per request:
- * read_begin before submitting a read, read_done after it completed
- * successfully and before the guest is told; write_begin before submitting
- * a write, discard or write-zeroes of @bytes at @offset, write_end when it
+ * read_begin before submitting a read into @qiov from @offset, read_done
+ * after it completed (@ok: successfully) and before the guest is told;
+ * write_begin before submitting a write (from @qiov), discard or
+ * write-zeroes (@qiov NULL) of @bytes at @offset, write_end when it
  * completed, failed or not. write_begin returns false when a page could
  * keep claiming a block the write changes: the disk fails the write with
  * an I/O error instead of submitting it (and still calls write_end).
  */
-uint64_t cxltrack_swap_mapper_read_begin(CxltrackSwapMapper *s);
+uint64_t cxltrack_swap_mapper_read_begin(CxltrackSwapMapper *s,
+                                         QEMUIOVector *qiov, uint64_t offset);
 void cxltrack_swap_mapper_read_done(CxltrackSwapMapper *s, QEMUIOVector *qiov,
-                                    uint64_t offset, uint64_t token);
+                                    uint64_t offset, uint64_t token, bool ok);
 bool cxltrack_swap_mapper_write_begin(CxltrackSwapMapper *s, uint64_t offset,
-                                      uint64_t bytes);
+                                      uint64_t bytes, QEMUIOVector *qiov);
 void cxltrack_swap_mapper_write_end(CxltrackSwapMapper *s);
 
 /*

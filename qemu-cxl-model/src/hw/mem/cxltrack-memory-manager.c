@@ -1,0 +1,1002 @@
+/*
+ * cxltrack memory manager: a VM's RAM on a cxltrack device kept within a
+ * resident limit with the device's books (VSwapper on the device)
+ *
+ * The swap mapper's memory manager, on when its swap-file is set:
+ *
+ *   -object memory-backend-ram,id=m1,size=128M,host-nodes=1,policy=bind
+ *   -object cxltrack-swap-mapper,id=sm0,memdev=m1,tracker=/dev/cxltrack0,\
+ *           disk=1,image=/vm/disk.img,swap-file=/vm/swap,resident-limit=32M
+ *
+ * Victims: every period-ms the manager harvests the device's accessed
+ * bitmap with CLEAR (the accesses of every CPU and device, with no page
+ * table scan); a resident page's age is the number of periods since its
+ * device page was last accessed, and the oldest go first.
+ *
+ * Eviction of a page: write-protect it (userfaultfd), so that nobody
+ * writes it until it is gone; with offload, discard-if-clean by address
+ * (CXLT_BAT_DISCARD): a page that still holds the disk block read into it
+ * is dropped with no swap write, and remembered as (disk, block). Else a
+ * page of zeroes is dropped and remembered as such, and any other page is
+ * written to the swap file. Then the page is dropped.
+ *
+ * Fault-in (userfaultfd MISSING, in a thread that takes no BQL): from its
+ * block, with the following blocks of the image that belong to other
+ * evicted pages (read-ahead along the disk, VSwapper's answer to decayed
+ * swap sequentiality), each installed write-protected, associated again,
+ * then opened; from swap, with the following slots that hold evicted
+ * pages. With offload, a disk read that covers an evicted page whole gets
+ * a fresh page instead of the old copy (no stale swap read); a disk write
+ * to a block an evicted page is remembered by first brings that page back
+ * (VSwapper's data consistency).
+ *
+ * Without offload the manager is the baseline: the same victims, every
+ * page that is not zero written to swap, disk reads into evicted pages
+ * faulted in first. The counters measure VSwapper's problems in both:
+ * silent-writes (swap writes of a page equal to the disk block last read
+ * into it, compared byte by byte), stale-reads (pages brought back from
+ * swap or disk while a disk read that overwrites them whole was in
+ * flight), double-paging (pages brought back because a disk write reads
+ * them), host-reads/host-read-pages (the run length of the manager's
+ * reads).
+ *
+ * Locking: everything under the mapper's lock. Nothing done under it
+ * touches a page that is not resident (that would fault into the thread
+ * that needs the lock).
+ *
+ * Copyright (c) 2026 The cxltrack authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include <sys/ioctl.h>
+#include <sys/eventfd.h>
+#include <poll.h>
+#include <linux/userfaultfd.h>
+#include "qemu/cutils.h"
+#include "qemu/error-report.h"
+#include "qemu/madvise.h"
+#include "qemu/memalign.h"
+#include "qemu/userfaultfd.h"
+#include "qapi/error.h"
+#include "qapi/visitor.h"
+#include "exec/memory.h"
+#include "exec/cpu-common.h"
+#include "cxltrack-swap-mapper-int.h"
+
+enum {
+    PG_ABSENT,      /* never present: a fault gets zeroes */
+    PG_RESIDENT,
+    PG_ZERO,        /* evicted, was all zeroes */
+    PG_BLOCK,       /* evicted, equal to disk block where[] */
+    PG_SWAP,        /* evicted, in swap slot where[] */
+};
+
+#define F_STALE 1   /* a disk read that covers it whole is in flight */
+#define F_SOURCE 2  /* a disk write reads it */
+#define NO_DPA UINT64_MAX
+#define NO_PAGE UINT32_MAX
+#define NO_BLOCK UINT64_MAX
+#define READAHEAD_MAX 64
+#define EVICT_BATCH 64      /* pages evicted per lock hold */
+#define REFRESH_PAGES 256   /* device pages looked up again per period */
+
+struct CxltrackMemoryManager {
+    uint64_t npages;
+    uint8_t *state;
+    uint8_t *flags;
+    uint8_t *age;
+    uint64_t *where;
+    uint64_t *dpa;              /* device page of a resident page */
+    GHashTable *evicted_of_block; /* block -> first PG_BLOCK page + 1 */
+    uint32_t *next_of_block;    /* the next PG_BLOCK page of that block */
+    uint32_t *page_of_slot;
+    uint64_t slot_cursor;
+    RAMBlock *rb;
+    int uffd;
+    int swap_fd;
+    int image_fd;
+    int stop_fd;
+    bool stop;
+    QemuSemaphore wake;
+    QemuThread fault_thread;
+    QemuThread scan_thread;
+    uint64_t dev_pages;
+    uint64_t harvest_count;
+    uint8_t *bitmap;
+    uint8_t *buf;               /* READAHEAD_MAX pages */
+    uint8_t *zero;
+    uint8_t *tmp;
+    uint32_t *run;
+    uint32_t *victims;
+    uint64_t refresh_cursor;
+};
+
+static uint8_t *page_addr(CxltrackSwapMapper *s, uint64_t p)
+{
+    return s->ram + p * BLOCK_SIZE;
+}
+
+static uint64_t addr_dpa(CxltrackSwapMapper *s, uint8_t *addr)
+{
+    struct cxlt_addr_page ap = { .addr = (uintptr_t)addr };
+
+    return ioctl(s->fd, CXLT_IOC_ADDR_PAGE, &ap) ? NO_DPA : ap.page;
+}
+
+static uint32_t first_of_block(CxltrackMemoryManager *mm, uint64_t block)
+{
+    gpointer v = g_hash_table_lookup(mm->evicted_of_block, &block);
+
+    return v ? GPOINTER_TO_UINT(v) - 1 : NO_PAGE;
+}
+
+static void block_link(CxltrackMemoryManager *mm, uint32_t p, uint64_t block)
+{
+    uint64_t *key = g_new(uint64_t, 1);
+
+    *key = block;
+    mm->next_of_block[p] = first_of_block(mm, block);
+    g_hash_table_replace(mm->evicted_of_block, key, GUINT_TO_POINTER(p + 1));
+}
+
+static void block_unlink(CxltrackMemoryManager *mm, uint32_t p,
+                         uint64_t block)
+{
+    uint32_t q = first_of_block(mm, block);
+
+    if (q == p) {
+        if (mm->next_of_block[p] == NO_PAGE) {
+            g_hash_table_remove(mm->evicted_of_block, &block);
+        } else {
+            uint64_t *key = g_new(uint64_t, 1);
+
+            *key = block;
+            g_hash_table_replace(mm->evicted_of_block, key,
+                                 GUINT_TO_POINTER(mm->next_of_block[p] + 1));
+        }
+        return;
+    }
+    while (q != NO_PAGE && mm->next_of_block[q] != p) {
+        q = mm->next_of_block[q];
+    }
+    if (q != NO_PAGE) {
+        mm->next_of_block[q] = mm->next_of_block[p];
+    }
+}
+
+/* Forget where evicted page @p was kept. */
+static void unrecord(CxltrackMemoryManager *mm, uint32_t p)
+{
+    if (mm->state[p] == PG_BLOCK) {
+        block_unlink(mm, p, mm->where[p]);
+    } else if (mm->state[p] == PG_SWAP) {
+        mm->page_of_slot[mm->where[p]] = NO_PAGE;
+    }
+}
+
+/*
+ * Make @p resident with the content at @data. With @block (not NO_BLOCK)
+ * and offload, the page is associated with its block again before anyone
+ * can write it: installed write-protected, set, then opened. Counts what
+ * the bring-back of a page from storage (@fetched) cost.
+ */
+static bool install(CxltrackSwapMapper *s, uint32_t p, uint8_t *data,
+                    uint64_t block, bool fetched)
+{
+    CxltrackMemoryManager *mm = s->mm;
+    uint8_t *addr = page_addr(s, p);
+    bool assoc = block != NO_BLOCK && s->offload;
+    struct uffdio_copy copy = {
+        .dst = (uintptr_t)addr,
+        .src = (uintptr_t)data,
+        .len = BLOCK_SIZE,
+        .mode = assoc ? UFFDIO_COPY_MODE_WP : 0,
+    };
+
+    if (ioctl(mm->uffd, UFFDIO_COPY, &copy) < 0 && errno != EEXIST) {
+        warn_report_once("cxltrack memory manager: cannot install page %p:"
+                         " %s", addr, strerror(errno));
+        s->mms.errors++;
+        return false;
+    }
+    unrecord(mm, p);
+    if (fetched) {
+        s->mms.stale_reads += !!(mm->flags[p] & F_STALE);
+        s->mms.double_paging += !!(mm->flags[p] & F_SOURCE);
+    }
+    mm->flags[p] = 0;
+    mm->state[p] = PG_RESIDENT;
+    mm->age[p] = 0;
+    s->mms.resident++;
+    if (assoc) {
+        s->batch[0] = (struct cxlt_bat_addr) {
+            .addr = (uintptr_t)addr,
+            .block = block,
+            .disk = s->disk,
+        };
+        cxltrack_swap_mapper_set_batch(s, 1);
+        uffd_change_protection(mm->uffd, addr, BLOCK_SIZE, false, false);
+    }
+    mm->dpa[p] = addr_dpa(s, addr);
+    return true;
+}
+
+static bool read_full(int fd, uint8_t *buf, size_t len, uint64_t offset)
+{
+    ssize_t n = pread(fd, buf, len, offset);
+
+    return n == (ssize_t)len;
+}
+
+/* Bring @p back from its block, with the blocks after it (@readahead). */
+static void fetch_blocks(CxltrackSwapMapper *s, uint32_t p, bool readahead)
+{
+    CxltrackMemoryManager *mm = s->mm;
+    uint64_t b0 = mm->where[p];
+    uint32_t n = 1, i;
+
+    mm->run[0] = p;
+    while (readahead && n < MIN(s->readahead, READAHEAD_MAX)) {
+        uint32_t q = first_of_block(mm, b0 + n);
+
+        if (q == NO_PAGE) {
+            break;
+        }
+        mm->run[n++] = q;
+    }
+    if (!read_full(mm->image_fd, mm->buf, n * BLOCK_SIZE, b0 * BLOCK_SIZE)) {
+        warn_report_once("cxltrack memory manager: %s: cannot read block"
+                         " %" PRIu64, s->image, b0);
+        s->mms.errors++;
+        uffd_wakeup(mm->uffd, page_addr(s, p), BLOCK_SIZE); /* retries */
+        return;
+    }
+    s->mms.host_reads++;
+    s->mms.host_read_pages += n;
+    s->mms.faults_block++;
+    s->mms.readahead_pages += n - 1;
+    for (i = 0; i < n; i++) {
+        install(s, mm->run[i], mm->buf + i * BLOCK_SIZE, b0 + i, true);
+    }
+}
+
+/* Bring @p back from swap, with the slots after it that hold pages. */
+static void fetch_slots(CxltrackSwapMapper *s, uint32_t p, bool readahead)
+{
+    CxltrackMemoryManager *mm = s->mm;
+    uint64_t s0 = mm->where[p];
+    uint32_t n = 1, i;
+
+    mm->run[0] = p;
+    while (readahead && n < MIN(s->readahead, READAHEAD_MAX) &&
+           s0 + n < mm->npages) {
+        uint32_t q = mm->page_of_slot[s0 + n];
+
+        if (q == NO_PAGE) {
+            break;
+        }
+        mm->run[n++] = q;
+    }
+    if (!read_full(mm->swap_fd, mm->buf, n * BLOCK_SIZE, s0 * BLOCK_SIZE)) {
+        warn_report_once("cxltrack memory manager: %s: cannot read slot"
+                         " %" PRIu64, s->swap_file, s0);
+        s->mms.errors++;
+        uffd_wakeup(mm->uffd, page_addr(s, p), BLOCK_SIZE);
+        return;
+    }
+    s->mms.host_reads++;
+    s->mms.host_read_pages += n;
+    s->mms.faults_swap++;
+    s->mms.readahead_pages += n - 1;
+    for (i = 0; i < n; i++) {
+        install(s, mm->run[i], mm->buf + i * BLOCK_SIZE, NO_BLOCK, true);
+    }
+}
+
+static void fault_in(CxltrackSwapMapper *s, uint32_t p)
+{
+    CxltrackMemoryManager *mm = s->mm;
+
+    switch (mm->state[p]) {
+    case PG_RESIDENT:   /* a read-ahead brought it */
+        uffd_wakeup(mm->uffd, page_addr(s, p), BLOCK_SIZE);
+        break;
+    case PG_ABSENT:
+    case PG_ZERO:
+        s->mms.faults_zero++;
+        install(s, p, mm->zero, NO_BLOCK, false);
+        break;
+    case PG_BLOCK:
+        fetch_blocks(s, p, true);
+        break;
+    case PG_SWAP:
+        fetch_slots(s, p, true);
+        break;
+    }
+}
+
+static void handle_fault(CxltrackSwapMapper *s, struct uffd_msg *msg)
+{
+    CxltrackMemoryManager *mm = s->mm;
+    uint64_t addr = msg->arg.pagefault.address & ~(uint64_t)(BLOCK_SIZE - 1);
+    uint32_t p;
+
+    if (addr < (uintptr_t)s->ram || addr >= (uintptr_t)s->ram + s->ram_size) {
+        return;
+    }
+    p = (addr - (uintptr_t)s->ram) / BLOCK_SIZE;
+    if (msg->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP) {
+        /*
+         * A write to a page that was being evicted: it is gone now (the
+         * retry faults it in) or the eviction gave up (open it again).
+         */
+        if (mm->state[p] == PG_RESIDENT) {
+            uffd_change_protection(mm->uffd, (void *)addr, BLOCK_SIZE, false,
+                                   false);
+        } else {
+            uffd_wakeup(mm->uffd, (void *)addr, BLOCK_SIZE);
+        }
+        return;
+    }
+    fault_in(s, p);
+}
+
+static void *fault_thread(void *opaque)
+{
+    CxltrackSwapMapper *s = opaque;
+    CxltrackMemoryManager *mm = s->mm;
+    struct uffd_msg msg[16];
+
+    for (;;) {
+        struct pollfd pfd[2] = {
+            { .fd = mm->uffd, .events = POLLIN },
+            { .fd = mm->stop_fd, .events = POLLIN },
+        };
+        int n, i;
+
+        if (poll(pfd, 2, -1) < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            error_report("cxltrack memory manager: poll: %s",
+                         strerror(errno));
+            break;
+        }
+        if (pfd[1].revents) {
+            break;
+        }
+        n = uffd_read_events(mm->uffd, msg, ARRAY_SIZE(msg));
+        if (n < 0) {
+            break;
+        }
+        qemu_mutex_lock(&s->lock);
+        for (i = 0; i < n; i++) {
+            if (msg[i].event == UFFD_EVENT_PAGEFAULT) {
+                handle_fault(s, &msg[i]);
+            }
+        }
+        qemu_mutex_unlock(&s->lock);
+    }
+    return NULL;
+}
+
+static uint64_t alloc_slot(CxltrackMemoryManager *mm)
+{
+    uint64_t i;
+
+    /* next fit from the last one, as the kernel's swap clusters do */
+    for (i = 0; i < mm->npages; i++) {
+        uint64_t slot = (mm->slot_cursor + i) % mm->npages;
+
+        if (mm->page_of_slot[slot] == NO_PAGE) {
+            mm->slot_cursor = slot + 1;
+            return slot;
+        }
+    }
+    return NO_BLOCK;
+}
+
+/* Does the page equal the block last read into it? (measured, not kept) */
+static bool equals_its_block(CxltrackSwapMapper *s, uint8_t *addr)
+{
+    CxltrackMemoryManager *mm = s->mm;
+    uint64_t key = (uintptr_t)addr;
+    uint64_t *block = g_hash_table_lookup(s->block_of_page, &key);
+
+    return block && mm->image_fd >= 0 &&
+           read_full(mm->image_fd, mm->tmp, BLOCK_SIZE,
+                     *block * BLOCK_SIZE) &&
+           !memcmp(mm->tmp, addr, BLOCK_SIZE);
+}
+
+static bool evict(CxltrackSwapMapper *s, uint32_t p)
+{
+    CxltrackMemoryManager *mm = s->mm;
+    uint8_t *addr = page_addr(s, p);
+    uint8_t old = PG_RESIDENT;
+
+    if (mm->state[p] != PG_RESIDENT) {
+        return false;
+    }
+    /* nobody writes it from here until it is gone */
+    if (uffd_change_protection(mm->uffd, addr, BLOCK_SIZE, true, false)) {
+        s->mms.errors++;
+        return false;
+    }
+    if (s->offload) {
+        struct cxlt_addr_page ap = { .addr = (uintptr_t)addr };
+        struct cxlt_bat bat = {
+            .op = CXLT_BAT_DISCARD,
+            .flags = CXLT_BAT_F_ADDR,
+            .addr = (uintptr_t)addr,
+        };
+
+        if (!ioctl(s->fd, CXLT_IOC_ADDR_PAGE, &ap)) {
+            bat.page = ap.page;
+            if (!ioctl(s->fd, CXLT_IOC_BAT, &bat) && bat.valid &&
+                bat.disk == s->disk) {
+                /* it equals the block: no swap write */
+                mm->state[p] = PG_BLOCK;
+                mm->where[p] = bat.block;
+                block_link(mm, p, bat.block);
+            }
+        }
+    }
+    if (mm->state[p] == PG_RESIDENT && buffer_is_zero(addr, BLOCK_SIZE)) {
+        mm->state[p] = PG_ZERO;
+    } else if (mm->state[p] == PG_RESIDENT) {
+        uint64_t slot = alloc_slot(mm);
+
+        if (slot == NO_BLOCK ||
+            pwrite(mm->swap_fd, addr, BLOCK_SIZE, slot * BLOCK_SIZE) !=
+            BLOCK_SIZE) {
+            warn_report_once("cxltrack memory manager: %s: cannot write"
+                             " swap: %s", s->swap_file,
+                             slot == NO_BLOCK ? "full" : strerror(errno));
+            s->mms.errors++;
+            uffd_change_protection(mm->uffd, addr, BLOCK_SIZE, false, false);
+            return false;
+        }
+        s->mms.swap_writes++;
+        s->mms.silent_writes += equals_its_block(s, addr);
+        mm->state[p] = PG_SWAP;
+        mm->where[p] = slot;
+        mm->page_of_slot[slot] = p;
+    }
+    if (ram_block_discard_range(mm->rb, (uint64_t)p * BLOCK_SIZE,
+                                BLOCK_SIZE)) {
+        s->mms.errors++;
+        unrecord(mm, p);
+        mm->state[p] = old;
+        uffd_change_protection(mm->uffd, addr, BLOCK_SIZE, false, false);
+        return false;
+    }
+    s->mms.evicted_clean += mm->state[p] == PG_BLOCK;
+    s->mms.evicted_zero += mm->state[p] == PG_ZERO;
+    cxltrack_swap_mapper_forget_page(s, (uintptr_t)addr);
+    mm->dpa[p] = NO_DPA;
+    s->mms.resident--;
+    return true;
+}
+
+/* Ages from the device's accessed bits; caller holds the lock. */
+static void age_pages(CxltrackSwapMapper *s)
+{
+    CxltrackMemoryManager *mm = s->mm;
+    uint64_t p, i;
+
+    for (p = 0; p < mm->npages; p++) {
+        uint64_t d = mm->dpa[p];
+
+        if (mm->state[p] != PG_RESIDENT) {
+            continue;
+        }
+        if (d < mm->harvest_count && (mm->bitmap[d / 8] >> (d % 8)) & 1) {
+            mm->age[p] = 0;
+        } else if (mm->age[p] < UINT8_MAX) {
+            mm->age[p]++;
+        }
+    }
+    /* pages the kernel moved (compaction, NUMA) get their new device page */
+    for (i = 0; i < REFRESH_PAGES; i++) {
+        p = mm->refresh_cursor++ % mm->npages;
+        if (mm->state[p] == PG_RESIDENT) {
+            mm->dpa[p] = addr_dpa(s, page_addr(s, p));
+        }
+    }
+}
+
+/* The @need oldest resident pages into mm->victims; how many. */
+static uint64_t pick_victims(CxltrackSwapMapper *s, uint64_t need)
+{
+    CxltrackMemoryManager *mm = s->mm;
+    uint64_t hist[UINT8_MAX + 1] = { 0 };
+    uint64_t p, n = 0, above = 0;
+    int t;
+
+    for (p = 0; p < mm->npages; p++) {
+        if (mm->state[p] == PG_RESIDENT) {
+            hist[mm->age[p]]++;
+        }
+    }
+    /* the lowest age t such that pages older than t are fewer than need */
+    for (t = UINT8_MAX; t > 0 && above + hist[t] < need; t--) {
+        above += hist[t];
+    }
+    for (p = 0; p < mm->npages && n < need; p++) {
+        if (mm->state[p] == PG_RESIDENT && mm->age[p] > t) {
+            mm->victims[n++] = p;
+        }
+    }
+    for (p = 0; p < mm->npages && n < need; p++) {
+        if (mm->state[p] == PG_RESIDENT && mm->age[p] == t) {
+            mm->victims[n++] = p;
+        }
+    }
+    return n;
+}
+
+static void *scan_thread(void *opaque)
+{
+    CxltrackSwapMapper *s = opaque;
+    CxltrackMemoryManager *mm = s->mm;
+
+    while (!qatomic_read(&mm->stop)) {
+        struct cxlt_harvest h = {
+            .kind = CXLT_HARVEST_ACCESSED,
+            .flags = CXLT_HARVEST_F_CLEAR,
+            .count = mm->harvest_count,
+            .buf = (uintptr_t)mm->bitmap,
+            .buf_len = mm->harvest_count / 8,
+        };
+        uint64_t limit, need, n, i;
+
+        qemu_sem_timedwait(&mm->wake, MAX(s->period_ms, 1));
+        if (qatomic_read(&mm->stop)) {
+            break;
+        }
+        memset(mm->bitmap, 0, mm->harvest_count / 8);
+        if (ioctl(s->fd, CXLT_IOC_HARVEST, &h) < 0) {
+            warn_report_once("cxltrack memory manager: %s: harvest: %s",
+                             s->tracker, strerror(errno));
+            s->mms.errors++;
+        }
+        qemu_mutex_lock(&s->lock);
+        s->mms.periods++;
+        age_pages(s);
+        limit = qatomic_read(&s->resident_limit) / BLOCK_SIZE;
+        need = limit && s->mms.resident > limit ? s->mms.resident - limit : 0;
+        n = need ? pick_victims(s, need) : 0;
+        for (i = 0; i < n; i++) {
+            evict(s, mm->victims[i]);
+            if (i % EVICT_BATCH == EVICT_BATCH - 1) {
+                /* let the faults and the disk through */
+                qemu_mutex_unlock(&s->lock);
+                qemu_mutex_lock(&s->lock);
+            }
+        }
+        qemu_mutex_unlock(&s->lock);
+    }
+    return NULL;
+}
+
+bool cxltrack_mm_resident(CxltrackSwapMapper *s, uint64_t addr)
+{
+    uint64_t p = (addr - (uintptr_t)s->ram) / BLOCK_SIZE;
+
+    return !s->mm || s->mm->state[p] == PG_RESIDENT;
+}
+
+static void read_begin_page(CxltrackSwapMapper *s, uint8_t *page,
+                            uint64_t block, void *opaque)
+{
+    CxltrackMemoryManager *mm = s->mm;
+    uint32_t p = (page - s->ram) / BLOCK_SIZE;
+
+    if (mm->state[p] == PG_RESIDENT || mm->state[p] == PG_ABSENT) {
+        return;
+    }
+    if (s->offload) {
+        /* the read overwrites it whole: the old copy is not read back */
+        if (install(s, p, mm->zero, NO_BLOCK, false)) {
+            s->mms.stale_reads_avoided++;
+        }
+    } else {
+        mm->flags[p] |= F_STALE;
+    }
+}
+
+void cxltrack_mm_read_begin(CxltrackSwapMapper *s, QEMUIOVector *qiov,
+                            uint64_t offset)
+{
+    cxltrack_swap_mapper_for_each_page(s, qiov, offset, read_begin_page, NULL);
+}
+
+static void read_end_page(CxltrackSwapMapper *s, uint8_t *page,
+                          uint64_t block, void *opaque)
+{
+    s->mm->flags[(page - s->ram) / BLOCK_SIZE] &= ~F_STALE;
+}
+
+void cxltrack_mm_read_end(CxltrackSwapMapper *s, QEMUIOVector *qiov,
+                          uint64_t offset)
+{
+    cxltrack_swap_mapper_for_each_page(s, qiov, offset, read_end_page, NULL);
+}
+
+static void write_source_page(CxltrackSwapMapper *s, uint8_t *page,
+                              uint64_t block, void *opaque)
+{
+    CxltrackMemoryManager *mm = s->mm;
+    uint32_t p = (page - s->ram) / BLOCK_SIZE;
+
+    if (mm->state[p] == PG_BLOCK || mm->state[p] == PG_SWAP) {
+        mm->flags[p] |= F_SOURCE;
+    }
+}
+
+/*
+ * Evicted pages that hold @block must keep its old content: bring them
+ * back before the write changes it. False if one cannot be.
+ */
+static bool keep_old_block(CxltrackSwapMapper *s, uint64_t block)
+{
+    CxltrackMemoryManager *mm = s->mm;
+    uint32_t p;
+
+    while ((p = first_of_block(mm, block)) != NO_PAGE) {
+        if (!read_full(mm->image_fd, mm->tmp, BLOCK_SIZE,
+                       block * BLOCK_SIZE) ||
+            !install(s, p, mm->tmp, NO_BLOCK, false)) {
+            s->mms.errors++;
+            return false;
+        }
+        s->mms.copied_in++;
+    }
+    return true;
+}
+
+bool cxltrack_mm_write_begin(CxltrackSwapMapper *s, uint64_t first,
+                             uint64_t last, QEMUIOVector *qiov)
+{
+    CxltrackMemoryManager *mm = s->mm;
+    bool ok = true;
+    uint64_t b;
+
+    if (qiov) {
+        cxltrack_swap_mapper_for_each_page(s, qiov, first * BLOCK_SIZE,
+                                           write_source_page, NULL);
+    }
+    if (last - first <= g_hash_table_size(mm->evicted_of_block)) {
+        for (b = first; b < last && ok; b++) {
+            ok = keep_old_block(s, b);
+        }
+    } else {
+        GArray *hit = g_array_new(false, false, sizeof(uint64_t));
+        GHashTableIter it;
+        gpointer key;
+        guint i;
+
+        g_hash_table_iter_init(&it, mm->evicted_of_block);
+        while (g_hash_table_iter_next(&it, &key, NULL)) {
+            b = *(uint64_t *)key;
+            if (b >= first && b < last) {
+                g_array_append_val(hit, b);
+            }
+        }
+        for (i = 0; i < hit->len && ok; i++) {
+            ok = keep_old_block(s, g_array_index(hit, uint64_t, i));
+        }
+        g_array_free(hit, true);
+    }
+    return ok;
+}
+
+static void mm_free(CxltrackMemoryManager *mm)
+{
+    if (mm->uffd >= 0) {
+        close(mm->uffd);
+    }
+    if (mm->swap_fd >= 0) {
+        close(mm->swap_fd);
+    }
+    if (mm->image_fd >= 0) {
+        close(mm->image_fd);
+    }
+    if (mm->stop_fd >= 0) {
+        close(mm->stop_fd);
+    }
+    qemu_sem_destroy(&mm->wake);
+    if (mm->evicted_of_block) {
+        g_hash_table_destroy(mm->evicted_of_block);
+    }
+    g_free(mm->state);
+    g_free(mm->flags);
+    g_free(mm->age);
+    g_free(mm->where);
+    g_free(mm->dpa);
+    g_free(mm->next_of_block);
+    g_free(mm->page_of_slot);
+    g_free(mm->bitmap);
+    qemu_vfree(mm->buf);
+    qemu_vfree(mm->zero);
+    qemu_vfree(mm->tmp);
+    g_free(mm->run);
+    g_free(mm->victims);
+    g_free(mm);
+}
+
+static bool mm_open(CxltrackSwapMapper *s, CxltrackMemoryManager *mm,
+                    Error **errp)
+{
+    MemoryRegion *mr = host_memory_backend_get_memory(s->memdev);
+    struct cxlt_info info = { 0 };
+    uint64_t features, need = UFFD_FEATURE_PAGEFAULT_FLAG_WP;
+    uint64_t ioctls, want = BIT_ULL(_UFFDIO_COPY) | BIT_ULL(_UFFDIO_WAKE) |
+                            BIT_ULL(_UFFDIO_WRITEPROTECT);
+
+    if (memory_region_get_fd(mr) >= 0 || s->memdev->share ||
+        qemu_ram_pagesize(mr->ram_block) != BLOCK_SIZE) {
+        error_setg(errp, "cxltrack-swap-mapper: the memory manager needs"
+                   " memdev to be anonymous memory of 4 KiB pages"
+                   " (memory-backend-ram without share)");
+        return false;
+    }
+    if (s->offload && !s->image) {
+        error_setg(errp, "cxltrack-swap-mapper: offload needs image (the"
+                   " disk image pages are read back from)");
+        return false;
+    }
+    if (!s->readahead || s->readahead > READAHEAD_MAX) {
+        error_setg(errp, "cxltrack-swap-mapper: readahead must be 1 to %d",
+                   READAHEAD_MAX);
+        return false;
+    }
+    mm->rb = mr->ram_block;
+    mm->swap_fd = qemu_create(s->swap_file, O_RDWR | O_TRUNC, 0600, errp);
+    if (mm->swap_fd < 0) {
+        return false;
+    }
+    if (ftruncate(mm->swap_fd, s->ram_size)) {
+        error_setg_errno(errp, errno, "cxltrack-swap-mapper: %s",
+                         s->swap_file);
+        return false;
+    }
+    if (s->image) {
+        mm->image_fd = qemu_open(s->image, O_RDONLY, errp);
+        if (mm->image_fd < 0) {
+            return false;
+        }
+    }
+    if (ioctl(s->fd, CXLT_IOC_INFO, &info) < 0) {
+        error_setg_errno(errp, errno, "cxltrack-swap-mapper: %s: INFO",
+                         s->tracker);
+        return false;
+    }
+    mm->dev_pages = info.pages;
+    mm->harvest_count = QEMU_ALIGN_DOWN(info.pages,
+                                        MAX(info.harvest_align, 8));
+    mm->bitmap = g_malloc0(mm->harvest_count / 8 + 1);
+    if (uffd_query_features(&features) || (features & need) != need) {
+        error_setg(errp, "cxltrack-swap-mapper: the memory manager needs"
+                   " userfaultfd with write-protection (Linux 5.7)");
+        return false;
+    }
+    mm->uffd = uffd_create_fd(need, true);
+    if (mm->uffd < 0) {
+        error_setg_errno(errp, errno, "cxltrack-swap-mapper: userfaultfd");
+        return false;
+    }
+    /* whole-page eviction: no transparent huge pages in the range */
+    qemu_madvise(s->ram, s->ram_size, QEMU_MADV_NOHUGEPAGE);
+    if (uffd_register_memory(mm->uffd, s->ram, s->ram_size,
+                             UFFDIO_REGISTER_MODE_MISSING |
+                             UFFDIO_REGISTER_MODE_WP, &ioctls) ||
+        (ioctls & want) != want) {
+        error_setg_errno(errp, errno, "cxltrack-swap-mapper: cannot register"
+                         " the memdev with userfaultfd");
+        return false;
+    }
+    mm->stop_fd = eventfd(0, EFD_CLOEXEC);
+    if (mm->stop_fd < 0) {
+        error_setg_errno(errp, errno, "cxltrack-swap-mapper: eventfd");
+        return false;
+    }
+    return true;
+}
+
+bool cxltrack_mm_start(CxltrackSwapMapper *s, Error **errp)
+{
+    CxltrackMemoryManager *mm = g_new0(CxltrackMemoryManager, 1);
+    g_autofree unsigned char *vec = NULL;
+    uint64_t p;
+
+    mm->npages = s->ram_size / BLOCK_SIZE;
+    mm->uffd = mm->swap_fd = mm->image_fd = mm->stop_fd = -1;
+    qemu_sem_init(&mm->wake, 0);
+    if (!mm_open(s, mm, errp)) {
+        mm_free(mm);
+        return false;
+    }
+    mm->state = g_new0(uint8_t, mm->npages);
+    mm->flags = g_new0(uint8_t, mm->npages);
+    mm->age = g_new0(uint8_t, mm->npages);
+    mm->where = g_new0(uint64_t, mm->npages);
+    mm->dpa = g_new(uint64_t, mm->npages);
+    mm->next_of_block = g_new(uint32_t, mm->npages);
+    mm->page_of_slot = g_new(uint32_t, mm->npages);
+    mm->victims = g_new(uint32_t, mm->npages);
+    mm->run = g_new(uint32_t, READAHEAD_MAX);
+    mm->evicted_of_block = g_hash_table_new_full(g_int64_hash, g_int64_equal,
+                                                 g_free, NULL);
+    mm->buf = qemu_memalign(BLOCK_SIZE, READAHEAD_MAX * BLOCK_SIZE);
+    mm->zero = qemu_memalign(BLOCK_SIZE, BLOCK_SIZE);
+    mm->tmp = qemu_memalign(BLOCK_SIZE, BLOCK_SIZE);
+    memset(mm->zero, 0, BLOCK_SIZE);
+    for (p = 0; p < mm->npages; p++) {
+        mm->dpa[p] = NO_DPA;
+        mm->next_of_block[p] = NO_PAGE;
+        mm->page_of_slot[p] = NO_PAGE;
+    }
+    /* the pages that are there already are resident; the rest absent */
+    vec = g_malloc0(mm->npages);
+    if (mincore(s->ram, s->ram_size, vec)) {
+        error_setg_errno(errp, errno, "cxltrack-swap-mapper: mincore");
+        mm_free(mm);
+        return false;
+    }
+    s->mm = mm;
+    for (p = 0; p < mm->npages; p++) {
+        if (vec[p] & 1) {
+            mm->state[p] = PG_RESIDENT;
+            mm->dpa[p] = addr_dpa(s, page_addr(s, p));
+            s->mms.resident++;
+        }
+    }
+    qemu_thread_create(&mm->fault_thread, "cxlt-mm-fault", fault_thread, s,
+                       QEMU_THREAD_JOINABLE);
+    qemu_thread_create(&mm->scan_thread, "cxlt-mm-scan", scan_thread, s,
+                       QEMU_THREAD_JOINABLE);
+    return true;
+}
+
+void cxltrack_mm_stop(CxltrackSwapMapper *s)
+{
+    CxltrackMemoryManager *mm = s->mm;
+    uint64_t one = 1;
+
+    if (!mm) {
+        return;
+    }
+    qatomic_set(&mm->stop, true);
+    qemu_sem_post(&mm->wake);
+    if (write(mm->stop_fd, &one, sizeof(one)) != sizeof(one)) {
+        error_report("cxltrack memory manager: cannot stop: %s",
+                     strerror(errno));
+    }
+    qemu_thread_join(&mm->scan_thread);
+    qemu_thread_join(&mm->fault_thread);
+    uffd_unregister_memory(mm->uffd, s->ram, s->ram_size);
+    s->mm = NULL;
+    mm_free(mm);
+}
+
+static void get_resident_limit(Object *obj, Visitor *v, const char *name,
+                               void *opaque, Error **errp)
+{
+    CxltrackSwapMapper *s = CXLTRACK_SWAP_MAPPER(obj);
+    uint64_t value = qatomic_read(&s->resident_limit);
+
+    visit_type_size(v, name, &value, errp);
+}
+
+static void set_resident_limit(Object *obj, Visitor *v, const char *name,
+                               void *opaque, Error **errp)
+{
+    CxltrackSwapMapper *s = CXLTRACK_SWAP_MAPPER(obj);
+    uint64_t value;
+
+    if (!visit_type_size(v, name, &value, errp)) {
+        return;
+    }
+    if (value % BLOCK_SIZE) {
+        error_setg(errp, "resident-limit must be a multiple of 4 KiB");
+        return;
+    }
+    qatomic_set(&s->resident_limit, value);
+    if (s->mm) {
+        qemu_sem_post(&s->mm->wake);
+    }
+}
+
+static char *get_swap_file(Object *obj, Error **errp)
+{
+    return g_strdup(CXLTRACK_SWAP_MAPPER(obj)->swap_file);
+}
+
+static void set_swap_file(Object *obj, const char *value, Error **errp)
+{
+    CxltrackSwapMapper *s = CXLTRACK_SWAP_MAPPER(obj);
+
+    g_free(s->swap_file);
+    s->swap_file = g_strdup(value);
+}
+
+static char *get_image(Object *obj, Error **errp)
+{
+    return g_strdup(CXLTRACK_SWAP_MAPPER(obj)->image);
+}
+
+static void set_image(Object *obj, const char *value, Error **errp)
+{
+    CxltrackSwapMapper *s = CXLTRACK_SWAP_MAPPER(obj);
+
+    g_free(s->image);
+    s->image = g_strdup(value);
+}
+
+static bool get_offload(Object *obj, Error **errp)
+{
+    return CXLTRACK_SWAP_MAPPER(obj)->offload;
+}
+
+static void set_offload(Object *obj, bool value, Error **errp)
+{
+    CxltrackSwapMapper *s = CXLTRACK_SWAP_MAPPER(obj);
+
+    if (s->mm) {
+        error_setg(errp, "offload is set before the manager starts");
+        return;
+    }
+    s->offload = value;
+}
+
+void cxltrack_mm_add_properties(Object *obj)
+{
+    CxltrackSwapMapper *s = CXLTRACK_SWAP_MAPPER(obj);
+    static const struct {
+        const char *name;
+        size_t offset;
+    } counters[] = {
+        { "resident-pages", offsetof(CxltrackMmStats, resident) },
+        { "evicted-clean", offsetof(CxltrackMmStats, evicted_clean) },
+        { "evicted-zero", offsetof(CxltrackMmStats, evicted_zero) },
+        { "swap-writes", offsetof(CxltrackMmStats, swap_writes) },
+        { "silent-writes", offsetof(CxltrackMmStats, silent_writes) },
+        { "faults-block", offsetof(CxltrackMmStats, faults_block) },
+        { "faults-swap", offsetof(CxltrackMmStats, faults_swap) },
+        { "faults-zero", offsetof(CxltrackMmStats, faults_zero) },
+        { "readahead-pages", offsetof(CxltrackMmStats, readahead_pages) },
+        { "host-reads", offsetof(CxltrackMmStats, host_reads) },
+        { "host-read-pages", offsetof(CxltrackMmStats, host_read_pages) },
+        { "stale-reads", offsetof(CxltrackMmStats, stale_reads) },
+        { "stale-reads-avoided",
+          offsetof(CxltrackMmStats, stale_reads_avoided) },
+        { "double-paging", offsetof(CxltrackMmStats, double_paging) },
+        { "copied-in", offsetof(CxltrackMmStats, copied_in) },
+        { "mm-errors", offsetof(CxltrackMmStats, errors) },
+        { "periods", offsetof(CxltrackMmStats, periods) },
+    };
+    size_t i;
+
+    s->offload = true;
+    s->period_ms = 100;
+    s->readahead = 8;
+    object_property_add_str(obj, "swap-file", get_swap_file, set_swap_file);
+    object_property_add_str(obj, "image", get_image, set_image);
+    object_property_add_bool(obj, "offload", get_offload, set_offload);
+    object_property_add(obj, "resident-limit", "size", get_resident_limit,
+                        set_resident_limit, NULL, NULL);
+    object_property_add_uint32_ptr(obj, "period-ms", &s->period_ms,
+                                   OBJ_PROP_FLAG_READWRITE);
+    object_property_add_uint32_ptr(obj, "readahead", &s->readahead,
+                                   OBJ_PROP_FLAG_READWRITE);
+    for (i = 0; i < ARRAY_SIZE(counters); i++) {
+        object_property_add_uint64_ptr(obj, counters[i].name,
+                                       (uint64_t *)((uint8_t *)&s->mms +
+                                                    counters[i].offset),
+                                       OBJ_PROP_FLAG_READ);
+    }
+}
