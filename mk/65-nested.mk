@@ -31,3 +31,8 @@ lint-nested: ## ruff + mypy over tests/nested
 	@$(PY) -m ruff format --check --quiet $(TOP)/tests/nested
 	@$(PY) -m mypy --no-error-summary $(TOP)/tests/nested
 	@echo "lint-nested: ruff and mypy clean"
+
+.PHONY: experiments-vswapper
+experiments-vswapper: guest-host ## VSwapper's problems, baseline vs device; last line silent_writes_base=... wrong_pages=<n>
+	@q="$(QEMU_BIN)"; test -x "$$q" || { echo "experiments-vswapper: no QEMU binary (got '$$q')"; exit 1; }; \
+	CXLTRACK_QEMU="$$q" CXLTRACK_HOST_IMAGE=$(HOST_IMAGE) $(PY) -m cxltrack.experiments.vswapper $(EXPERIMENTS_VSWAPPER_ARGS)

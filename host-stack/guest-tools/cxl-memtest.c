@@ -3,13 +3,15 @@
  * cxl-memtest: write a pattern into CXL memory and read it back.
  *
  *   cxl-memtest dax  DEV  SIZE [SEED] [write|verify|both]   via mmap of a devdax device
- *   cxl-memtest node NODE SIZE [SEED] [both]                 anonymous memory bound to a NUMA node
+ *   cxl-memtest node NODE SIZE [SEED] [PAUSE]                anonymous memory bound to a NUMA node
  *
  * SIZE accepts K/M/G suffixes; for devdax it must be a multiple of the device's
  * alignment (2 MiB is safe). "dax ... write" and "dax ... verify" in separate
  * processes prove the data lives in the device, not in the process. For a node,
  * every page is checked with get_mempolicy(MPOL_F_NODE|MPOL_F_ADDR) to really
- * be on NODE. Prints one "ok ..." line with the throughput, exits 1 on mismatch.
+ * be on NODE. PAUSE: seconds to wait between writing and verifying (a host's memory
+ * manager evicts the pages meanwhile). Prints one "ok ..." line with the throughput,
+ * exits 1 on mismatch.
  * Uses raw syscalls so it needs no libnuma.
  */
 #define _GNU_SOURCE
@@ -122,7 +124,7 @@ static int do_dax(const char *dev, uint64_t size, uint64_t seed, const char *wha
 	return rc;
 }
 
-static int do_node(int node, uint64_t size, uint64_t seed)
+static int do_node(int node, uint64_t size, uint64_t seed, unsigned int pause)
 {
 	unsigned long mask[16] = { 0 };
 	long page = sysconf(_SC_PAGESIZE);
@@ -140,6 +142,8 @@ static int do_node(int node, uint64_t size, uint64_t seed)
 	fill(m, size / 8, seed);
 	double tw = now() - t0;
 	uint64_t off_node = 0;
+	if (pause)
+		sleep(pause);
 	for (uint64_t off = 0; off < size; off += (uint64_t)page) {
 		int where = -1;
 		if (syscall(SYS_get_mempolicy, &where, NULL, 0, (char *)m + off, MPOL_F_NODE | MPOL_F_ADDR)) {
@@ -173,7 +177,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		fprintf(stderr, "usage: %s dax DEV SIZE [SEED] [write|verify|both]\n"
-				"       %s node NODE SIZE [SEED]\n", argv[0], argv[0]);
+				"       %s node NODE SIZE [SEED] [PAUSE]\n", argv[0], argv[0]);
 		return 2;
 	}
 	uint64_t size = parse_size(argv[3]);
@@ -191,7 +195,7 @@ int main(int argc, char **argv)
 		return do_dax(argv[2], size, seed, what);
 	}
 	if (!strcmp(argv[1], "node"))
-		return do_node(atoi(argv[2]), size, seed);
+		return do_node(atoi(argv[2]), size, seed, argc > 5 ? (unsigned int)atoi(argv[5]) : 0);
 	fprintf(stderr, "unknown kind %s\n", argv[1]);
 	return 2;
 }

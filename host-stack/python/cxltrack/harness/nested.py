@@ -198,6 +198,26 @@ class DeviceMemory:
             raise ValueError(f"device memory offset {self.offset}: a multiple of 2 MiB")
 
 
+@dataclass(frozen=True)
+class MemoryManager:
+    """The swap mapper's memory manager (docs/swap-design.md section 2): keeps the device node
+    (kmem) within `resident_limit` bytes (0: no limit; `qom-set` on /objects/swap0 changes it at
+    run time), evicting the pages the tracker saw accessed least recently. `offload`: pages that
+    still equal their disk block are dropped with no swap write and read back from the image;
+    off, the manager is the baseline that writes every page that is not zero to swap."""
+
+    resident_limit: int = 0
+    offload: bool = True
+    readahead: int = 8
+    period_ms: int = 100
+
+    def object_args(self, name: str, disk: str) -> str:
+        return (
+            f",image={disk},swap-file=/run/cxlt/swap-{name},offload={'on' if self.offload else 'off'}"
+            f",resident-limit={self.resident_limit},readahead={self.readahead},period-ms={self.period_ms}"
+        )
+
+
 @dataclass
 class VmSpec:
     name: str = "vm0"
@@ -227,6 +247,8 @@ class VmSpec:
     # writes take them away (the host QEMU's cxltrack-swap-mapper, disk id as given;
     # docs/swap-design.md). Needs `disk` and a device node.
     swap_mapper_disk: int | None = None
+    # The mapper's memory manager (needs swap_mapper_disk and a kmem device node).
+    memory_manager: MemoryManager | None = None
     extra_args: list[str] = field(default_factory=list)
     boot_timeout: float = 300.0
     command_timeout: float = 120.0
@@ -329,10 +351,12 @@ class NestedVm:
         if s.swap_mapper_disk is not None:
             if not s.disk or s.device is None or s.device.mode == "ram":
                 raise ValueError("swap_mapper_disk needs a disk and a device node on the device")
-            args += [
-                "-object",
-                f"cxltrack-swap-mapper,id=swap0,memdev=dev0,tracker=/dev/cxltrack0,disk={s.swap_mapper_disk}",
-            ]
+            mapper = f"cxltrack-swap-mapper,id=swap0,memdev=dev0,tracker=/dev/cxltrack0,disk={s.swap_mapper_disk}"
+            if s.memory_manager is not None:
+                if s.device.mode != "kmem":
+                    raise ValueError("memory_manager needs a kmem device node (anonymous memory)")
+                mapper += s.memory_manager.object_args(s.name, s.disk)
+            args += ["-object", mapper]
             blk += ",swap-mapper=swap0"
         if s.disk:
             args += ["-drive", f"file={s.disk},if=none,id=disk0,format=raw", "-device", blk]

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * cxlt-diskread: a VM's own cache of its disk, under a host that swaps the VM (VSwapper's
+ * workloads in one process).
+ *
+ *   cxlt-diskread NODE DEV SIZE PAUSE1 PAUSE2
+ *
+ * Maps SIZE bytes of anonymous memory bound to NUMA node NODE and fills every page with a
+ * pattern; waits PAUSE1 seconds (the host's memory manager evicts pages: they go to swap);
+ * reads the first SIZE bytes of DEV into it with O_DIRECT (whole, aligned pages: each lands
+ * in its page), so that a host that brings the old content back only for the read to
+ * overwrite it makes a stale swap read; checks every page; waits PAUSE2 seconds (the host
+ * evicts pages that now equal their disk blocks: a silent swap write, or none with the
+ * device's associations) and checks every page again, which brings them back (from swap, or
+ * from the disk image along its blocks). The check: the disk image pattern of the nested
+ * harness (Host.make_disk: block number in the first 8 bytes, "%08d", the rest zero). Last
+ * line: "ok diskread pages=P" or "wrong pages=W of P"; exit 1 on a wrong page.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MPOL_BIND 2
+#define PAGE 4096UL
+
+/* Pages that differ from their block's pattern. */
+static uint64_t check(const uint8_t *m, uint64_t pages)
+{
+	uint64_t wrong = 0;
+
+	for (uint64_t p = 0; p < pages; p++) {
+		char want[24];
+		const uint8_t *pg = m + p * PAGE;
+		int bad = 0;
+
+		snprintf(want, sizeof(want), "%08llu", (unsigned long long)p);
+		if (memcmp(pg, want, 8))
+			bad = 1;
+		for (uint64_t i = 8; i < PAGE && !bad; i++)
+			bad = pg[i] != 0;
+		if (bad && wrong < 5)
+			fprintf(stderr, "page %llu differs from block %llu\n", (unsigned long long)p,
+				(unsigned long long)p);
+		wrong += (uint64_t)bad;
+	}
+	return wrong;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 6) {
+		fprintf(stderr, "usage: %s NODE DEV SIZE PAUSE1 PAUSE2\n", argv[0]);
+		return 2;
+	}
+	int node = atoi(argv[1]);
+	uint64_t size = strtoull(argv[3], NULL, 0);
+	unsigned int pause = (unsigned int)atoi(argv[4]), pause2 = (unsigned int)atoi(argv[5]);
+	if (node < 0 || node >= 64 || !size || size % PAGE) {
+		fprintf(stderr, "NODE 0..63, SIZE a non-zero multiple of 4096\n");
+		return 2;
+	}
+	unsigned long mask = 1UL << node;
+	uint8_t *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED) {
+		perror("mmap");
+		return 2;
+	}
+	if (syscall(SYS_mbind, m, size, MPOL_BIND, &mask, 64, 0)) {
+		perror("mbind");
+		return 2;
+	}
+	for (uint64_t i = 0; i < size; i++)
+		m[i] = (uint8_t)(0xa5 ^ (i >> 12) ^ i);
+	sleep(pause);
+	int fd = open(argv[2], O_RDONLY | O_DIRECT);
+	if (fd < 0) {
+		perror(argv[2]);
+		return 2;
+	}
+	for (uint64_t off = 0; off < size;) {
+		ssize_t n = pread(fd, m + off, size - off, (off_t)off);
+		if (n <= 0) {
+			perror("pread");
+			return 2;
+		}
+		off += (uint64_t)n;
+	}
+	close(fd);
+	uint64_t pages = size / PAGE, wrong = check(m, pages);
+	sleep(pause2);
+	wrong += check(m, pages);
+	if (wrong) {
+		printf("wrong pages=%llu of %llu (two checks)\n", (unsigned long long)wrong,
+		       (unsigned long long)pages);
+		return 1;
+	}
+	printf("ok diskread pages=%llu\n", (unsigned long long)pages);
+	return 0;
+}
