@@ -100,9 +100,14 @@ void cxltrack_swap_mapper_forget_page(CxltrackSwapMapper *s, uint64_t addr)
 static void remember_page(CxltrackSwapMapper *s, uint64_t addr,
                           uint64_t block)
 {
-    GArray *pages = g_hash_table_lookup(s->pages_of_block, &block);
+    GArray *pages;
 
+    /*
+     * First: forgetting frees the block's array when @addr was its only
+     * page, which it is when a page is read from the same block again.
+     */
     cxltrack_swap_mapper_forget_page(s, addr);
+    pages = g_hash_table_lookup(s->pages_of_block, &block);
     if (!pages) {
         pages = g_array_new(false, false, sizeof(uint64_t));
         g_hash_table_insert(s->pages_of_block, key_new(block), pages);
