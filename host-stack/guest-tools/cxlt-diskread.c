@@ -3,7 +3,7 @@
  * cxlt-diskread: a VM's own cache of its disk, under a host that swaps the VM (VSwapper's
  * workloads in one process).
  *
- *   cxlt-diskread NODE DEV SIZE PAUSE1 PAUSE2
+ *   cxlt-diskread NODE DEV SIZE PAUSE1 PAUSE2 [PAUSE3]
  *
  * Maps SIZE bytes of anonymous memory bound to NUMA node NODE and fills every page with a
  * pattern; waits PAUSE1 seconds (the host's memory manager evicts pages: they go to swap);
@@ -13,8 +13,12 @@
  * evicts pages that now equal their disk blocks: a silent swap write, or none with the
  * device's associations) and checks every page again, which brings them back (from swap, or
  * from the disk image along its blocks). The check: the disk image pattern of the nested
- * harness (Host.make_disk: block number in the first 8 bytes, "%08d", the rest zero). Last
- * line: "ok diskread pages=P" or "wrong pages=W of P"; exit 1 on a wrong page.
+ * harness (Host.make_disk: block number in the first 8 bytes, "%08d", the rest zero). With
+ * PAUSE3: waits that long again (the host evicts the pages again), then writes the memory to
+ * DEV at offset SIZE with O_DIRECT, the device reading it straight from memory the host has
+ * evicted (Tesseract's double paging; the CPU does not touch it), and reads that back into
+ * fresh memory to check it. DEV must hold 2 * SIZE bytes then. Last line: "ok diskread
+ * pages=P" or "wrong pages=W of P"; exit 1 on a wrong page.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -54,8 +58,8 @@ static uint64_t check(const uint8_t *m, uint64_t pages)
 
 int main(int argc, char **argv)
 {
-	if (argc != 6) {
-		fprintf(stderr, "usage: %s NODE DEV SIZE PAUSE1 PAUSE2\n", argv[0]);
+	if (argc != 6 && argc != 7) {
+		fprintf(stderr, "usage: %s NODE DEV SIZE PAUSE1 PAUSE2 [PAUSE3]\n", argv[0]);
 		return 2;
 	}
 	int node = atoi(argv[1]);
@@ -95,6 +99,24 @@ int main(int argc, char **argv)
 	uint64_t pages = size / PAGE, wrong = check(m, pages);
 	sleep(pause2);
 	wrong += check(m, pages);
+	if (argc == 7) {
+		uint8_t *back = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				     -1, 0);
+
+		sleep((unsigned int)atoi(argv[6]));
+		fd = open(argv[2], O_RDWR | O_DIRECT);
+		if (fd < 0 || back == MAP_FAILED) {
+			perror(argv[2]);
+			return 2;
+		}
+		if (pwrite(fd, m, size, (off_t)size) != (ssize_t)size ||
+		    pread(fd, back, size, (off_t)size) != (ssize_t)size) {
+			perror("write back");
+			return 2;
+		}
+		close(fd);
+		wrong += check(back, pages);
+	}
 	if (wrong) {
 		printf("wrong pages=%llu of %llu (two checks)\n", (unsigned long long)wrong,
 		       (unsigned long long)pages);
