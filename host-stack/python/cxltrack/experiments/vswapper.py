@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -56,26 +57,27 @@ def plot(runs: list[WorkloadResult], path: Path) -> None:
         ax.set_xticks(range(len(limits)), [f"{lim // MiB} MiB" for lim in limits])
         ax.set_title(title)
         ax.set_xlabel("resident limit")
-    ax = axes[len(metrics)]
-    for off, label in ((False, "baseline"), (True, "device")):
-        ax.plot(
-            [lim // MiB for lim in limits],
-            [next(r.run_len for r in runs if r.limit == lim and r.offload == off) for lim in limits],
-            "o-",
-            label=label,
-        )
-    ax.set_title("pages per host read")
-    ax.set_xlabel("resident limit (MiB)")
-    ax = axes[len(metrics) + 1]
-    for off, label in ((False, "baseline"), (True, "device")):
-        ax.plot(
-            [lim // MiB for lim in limits],
-            [next(r.seconds["diskread"] for r in runs if r.limit == lim and r.offload == off) for lim in limits],
-            "o-",
-            label=label,
-        )
-    ax.set_title("disk-cache workload runtime (s)")
-    ax.set_xlabel("resident limit (MiB)")
+
+    def run_len(r: WorkloadResult) -> float:
+        return r.run_len
+
+    def runtime(r: WorkloadResult) -> float:
+        return r.seconds["diskread"]
+
+    lines: tuple[tuple[Callable[[WorkloadResult], float], str], ...] = (
+        (run_len, "pages per host read"),
+        (runtime, "disk-cache workload runtime (s)"),
+    )
+    for ax, (value, title) in zip(axes[len(metrics) :], lines, strict=True):
+        for off, label in ((False, "baseline"), (True, "device")):
+            ax.plot(
+                [lim // MiB for lim in limits],
+                [next(value(r) for r in runs if r.limit == lim and r.offload == off) for lim in limits],
+                "o-",
+                label=label,
+            )
+        ax.set_title(title)
+        ax.set_xlabel("resident limit (MiB)")
     axes[0].legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -102,7 +102,6 @@ struct CxltrackMemoryManager {
     QemuSemaphore wake;
     QemuThread fault_thread;
     QemuThread scan_thread;
-    uint64_t dev_pages;
     uint64_t harvest_count;
     uint8_t *bitmap;
     uint8_t *buf;               /* READAHEAD_MAX pages */
@@ -415,7 +414,6 @@ static bool evict(CxltrackSwapMapper *s, uint32_t p)
 {
     CxltrackMemoryManager *mm = s->mm;
     uint8_t *addr = page_addr(s, p);
-    uint8_t old = PG_RESIDENT;
 
     if (mm->state[p] != PG_RESIDENT) {
         return false;
@@ -469,7 +467,7 @@ static bool evict(CxltrackSwapMapper *s, uint32_t p)
                                 BLOCK_SIZE)) {
         s->mms.errors++;
         unrecord(mm, p);
-        mm->state[p] = old;
+        mm->state[p] = PG_RESIDENT;
         uffd_change_protection(mm->uffd, addr, BLOCK_SIZE, false, false);
         return false;
     }
@@ -662,36 +660,13 @@ bool cxltrack_mm_write_begin(CxltrackSwapMapper *s, uint64_t first,
                              uint64_t last, QEMUIOVector *qiov)
 {
     CxltrackMemoryManager *mm = s->mm;
-    bool ok = true;
-    uint64_t b;
 
     if (qiov) {
         cxltrack_swap_mapper_for_each_page(s, qiov, first * BLOCK_SIZE,
                                            write_source_page, NULL);
     }
-    if (last - first <= g_hash_table_size(mm->evicted_of_block)) {
-        for (b = first; b < last && ok; b++) {
-            ok = keep_old_block(s, b);
-        }
-    } else {
-        GArray *hit = g_array_new(false, false, sizeof(uint64_t));
-        GHashTableIter it;
-        gpointer key;
-        guint i;
-
-        g_hash_table_iter_init(&it, mm->evicted_of_block);
-        while (g_hash_table_iter_next(&it, &key, NULL)) {
-            b = *(uint64_t *)key;
-            if (b >= first && b < last) {
-                g_array_append_val(hit, b);
-            }
-        }
-        for (i = 0; i < hit->len && ok; i++) {
-            ok = keep_old_block(s, g_array_index(hit, uint64_t, i));
-        }
-        g_array_free(hit, true);
-    }
-    return ok;
+    return cxltrack_swap_mapper_each_block(s, mm->evicted_of_block, first,
+                                           last, keep_old_block);
 }
 
 static void mm_free(CxltrackMemoryManager *mm)
@@ -775,7 +750,6 @@ static bool mm_open(CxltrackSwapMapper *s, CxltrackMemoryManager *mm,
                          s->tracker);
         return false;
     }
-    mm->dev_pages = info.pages;
     mm->harvest_count = QEMU_ALIGN_DOWN(info.pages,
                                         MAX(info.harvest_align, 8));
     mm->bitmap = g_malloc0(mm->harvest_count / 8 + 1);

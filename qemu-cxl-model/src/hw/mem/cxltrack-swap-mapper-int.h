@@ -79,6 +79,14 @@ struct CxltrackSwapMapper {
 
 void cxltrack_swap_mapper_forget_page(CxltrackSwapMapper *s, uint64_t addr);
 void cxltrack_swap_mapper_set_batch(CxltrackSwapMapper *s, uint32_t count);
+/*
+ * @fn for every block in [@first, @last) that is a key of @table (a map
+ * from block to something), until one returns false; false if one did.
+ */
+typedef bool CxltrackBlockFn(CxltrackSwapMapper *s, uint64_t block);
+bool cxltrack_swap_mapper_each_block(CxltrackSwapMapper *s, GHashTable *table,
+                                     uint64_t first, uint64_t last,
+                                     CxltrackBlockFn *fn);
 /* every whole page of @s->ram that @qiov, at disk @offset, covers */
 typedef void CxltrackPageFn(CxltrackSwapMapper *s, uint8_t *page,
                             uint64_t block, void *opaque);

@@ -300,38 +300,51 @@ static bool drop_block(CxltrackSwapMapper *s, uint64_t block)
     return ok;
 }
 
+bool cxltrack_swap_mapper_each_block(CxltrackSwapMapper *s, GHashTable *table,
+                                     uint64_t first, uint64_t last,
+                                     CxltrackBlockFn *fn)
+{
+    GHashTableIter it;
+    gpointer key;
+    GArray *hit;
+    bool ok = true;
+    uint64_t b;
+    guint i;
+
+    /* a write of a few blocks asks for each; a large one walks the table */
+    if (last - first <= g_hash_table_size(table)) {
+        for (b = first; b < last && ok; b++) {
+            ok = fn(s, b);
+        }
+        return ok;
+    }
+    /* collected first: @fn changes @table */
+    hit = g_array_new(false, false, sizeof(uint64_t));
+    g_hash_table_iter_init(&it, table);
+    while (g_hash_table_iter_next(&it, &key, NULL)) {
+        b = *(uint64_t *)key;
+        if (b >= first && b < last) {
+            g_array_append_val(hit, b);
+        }
+    }
+    for (i = 0; i < hit->len && ok; i++) {
+        ok = fn(s, g_array_index(hit, uint64_t, i));
+    }
+    g_array_free(hit, true);
+    return ok;
+}
+
 bool cxltrack_swap_mapper_write_begin(CxltrackSwapMapper *s, uint64_t offset,
                                       uint64_t bytes, QEMUIOVector *qiov)
 {
     uint64_t first = offset / BLOCK_SIZE;
     uint64_t last = (offset + bytes + BLOCK_SIZE - 1) / BLOCK_SIZE;
-    bool ok = true;
-    uint64_t b;
+    bool ok;
 
     qemu_mutex_lock(&s->lock);
     s->writes_begun++;
-    if (last - first <= g_hash_table_size(s->pages_of_block)) {
-        for (b = first; b < last && ok; b++) {
-            ok = drop_block(s, b);
-        }
-    } else {
-        GHashTableIter it;
-        gpointer key;
-        GArray *hit = g_array_new(false, false, sizeof(uint64_t));
-        guint i;
-
-        g_hash_table_iter_init(&it, s->pages_of_block);
-        while (g_hash_table_iter_next(&it, &key, NULL)) {
-            b = *(uint64_t *)key;
-            if (b >= first && b < last) {
-                g_array_append_val(hit, b);
-            }
-        }
-        for (i = 0; i < hit->len && ok; i++) {
-            ok = drop_block(s, g_array_index(hit, uint64_t, i));
-        }
-        g_array_free(hit, true);
-    }
+    ok = cxltrack_swap_mapper_each_block(s, s->pages_of_block, first, last,
+                                         drop_block);
     if (ok && s->mm) {
         ok = cxltrack_mm_write_begin(s, first, last, qiov);
     }
@@ -486,6 +499,17 @@ static void cxltrack_swap_mapper_set_fail_drops(Object *obj, bool value,
 static void cxltrack_swap_mapper_init(Object *obj)
 {
     CxltrackSwapMapper *s = CXLTRACK_SWAP_MAPPER(obj);
+    const struct {
+        const char *name;
+        uint64_t *value;
+    } counters[] = {
+        { "associated-pages", &s->associated },
+        { "unassociated-pages", &s->unassociated },
+        { "dropped-associations", &s->dropped },
+        { "errors", &s->errors },
+        { "failed-writes", &s->failed_writes },
+    };
+    size_t i;
 
     s->fd = -1;
     qemu_mutex_init(&s->lock);
@@ -501,16 +525,10 @@ static void cxltrack_swap_mapper_init(Object *obj)
                             cxltrack_swap_mapper_set_tracker);
     object_property_add_uint32_ptr(obj, "disk", &s->disk,
                                    OBJ_PROP_FLAG_READWRITE);
-    object_property_add_uint64_ptr(obj, "associated-pages", &s->associated,
-                                   OBJ_PROP_FLAG_READ);
-    object_property_add_uint64_ptr(obj, "unassociated-pages",
-                                   &s->unassociated, OBJ_PROP_FLAG_READ);
-    object_property_add_uint64_ptr(obj, "dropped-associations", &s->dropped,
-                                   OBJ_PROP_FLAG_READ);
-    object_property_add_uint64_ptr(obj, "errors", &s->errors,
-                                   OBJ_PROP_FLAG_READ);
-    object_property_add_uint64_ptr(obj, "failed-writes", &s->failed_writes,
-                                   OBJ_PROP_FLAG_READ);
+    for (i = 0; i < ARRAY_SIZE(counters); i++) {
+        object_property_add_uint64_ptr(obj, counters[i].name,
+                                       counters[i].value, OBJ_PROP_FLAG_READ);
+    }
     object_property_add_bool(obj, "x-fail-drops",
                              cxltrack_swap_mapper_get_fail_drops,
                              cxltrack_swap_mapper_set_fail_drops);
