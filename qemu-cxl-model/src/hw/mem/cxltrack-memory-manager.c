@@ -21,14 +21,19 @@
  * written to the swap file. Then the page is dropped.
  *
  * Fault-in (userfaultfd MISSING, in a thread that takes no BQL): from its
- * block, with the following blocks of the image that belong to other
- * evicted pages (read-ahead along the disk, VSwapper's answer to decayed
- * swap sequentiality), each installed write-protected, associated again,
- * then opened; from swap, with the following slots that hold evicted
- * pages. With offload, a disk read that covers an evicted page whole gets
+ * block, installed write-protected, associated again, then opened, with
+ * the following blocks of the image read in the same read (read-ahead
+ * along the disk, VSwapper's answer to decayed swap sequentiality); from
+ * swap, with the following slots. Those that hold other evicted pages
+ * wait in a small cache, as in the kernel's swap cache, until the VM
+ * faults on them (a hit: no read) or newer ones push them out (unused).
+ * With offload, a disk read that covers an evicted page whole gets
  * a fresh page instead of the old copy (no stale swap read); a disk write
  * to a block an evicted page is remembered by first brings that page back
- * (VSwapper's data consistency).
+ * (VSwapper's data consistency); a disk write from evicted pages takes
+ * their bytes from where they lie, a copy of the write's data with those
+ * bytes read from the image or swap, and the pages stay evicted
+ * (Tesseract's fix of double paging).
  *
  * Without offload the manager is the baseline: the same victims, every
  * page that is not zero written to swap, disk reads into evicted pages
@@ -37,8 +42,11 @@
  * into it, compared byte by byte), stale-reads (pages brought back from
  * swap or disk while a disk read that overwrites them whole was in
  * flight), double-paging (pages brought back because a disk write reads
- * them), host-reads/host-read-pages (the run length of the manager's
- * reads).
+ * them; double-paging-avoided: evicted pages a write took from storage),
+ * host-reads (fault-ins that read image or swap) and readahead-hits
+ * (fault-ins the read-ahead cache served): pages the VM needed per read,
+ * the useful run length of the manager's reads (the copies for disk
+ * writes are not counted there).
  *
  * Locking: everything under the mapper's lock. Nothing done under it
  * touches a page that is not resident (that would fault into the thread
@@ -79,6 +87,7 @@ enum {
 #define NO_PAGE UINT32_MAX
 #define NO_BLOCK UINT64_MAX
 #define READAHEAD_MAX 64
+#define RA_CACHE 64         /* read-ahead pages kept until faulted on */
 #define EVICT_BATCH 64      /* pages evicted per lock hold */
 #define REFRESH_PAGES 256   /* device pages looked up again per period */
 
@@ -97,6 +106,7 @@ struct CxltrackMemoryManager {
     int uffd;
     int swap_fd;
     int image_fd;
+    uint64_t image_blocks;
     int stop_fd;
     bool stop;
     QemuSemaphore wake;
@@ -107,9 +117,11 @@ struct CxltrackMemoryManager {
     uint8_t *buf;               /* READAHEAD_MAX pages */
     uint8_t *zero;
     uint8_t *tmp;
-    uint32_t *run;
     uint32_t *victims;
     uint64_t refresh_cursor;
+    uint32_t ra_page[RA_CACHE]; /* the evicted page a cache entry holds */
+    uint8_t *ra_buf;            /* RA_CACHE pages */
+    uint32_t ra_next;           /* the entry filled next (oldest first) */
 };
 
 static uint8_t *page_addr(CxltrackSwapMapper *s, uint64_t p)
@@ -165,9 +177,44 @@ static void block_unlink(CxltrackMemoryManager *mm, uint32_t p,
     }
 }
 
-/* Forget where evicted page @p was kept. */
+static int ra_find(CxltrackMemoryManager *mm, uint32_t p)
+{
+    int i;
+
+    for (i = 0; i < RA_CACHE; i++) {
+        if (mm->ra_page[i] == p) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* Keep a read-ahead copy of evicted page @p, pushing out the oldest. */
+static void ra_put(CxltrackSwapMapper *s, uint32_t p, uint8_t *data)
+{
+    CxltrackMemoryManager *mm = s->mm;
+    int i = ra_find(mm, p);
+
+    if (i < 0) {
+        i = mm->ra_next;
+        mm->ra_next = (mm->ra_next + 1) % RA_CACHE;
+        s->mms.readahead_unused += mm->ra_page[i] != NO_PAGE;
+        mm->ra_page[i] = p;
+    }
+    memcpy(mm->ra_buf + i * BLOCK_SIZE, data, BLOCK_SIZE);
+}
+
+/*
+ * Forget where evicted page @p was kept (and a read-ahead copy: the slot
+ * or block it was read from may hold other data from now on).
+ */
 static void unrecord(CxltrackMemoryManager *mm, uint32_t p)
 {
+    int i = ra_find(mm, p);
+
+    if (i >= 0) {
+        mm->ra_page[i] = NO_PAGE;
+    }
     if (mm->state[p] == PG_BLOCK) {
         block_unlink(mm, p, mm->where[p]);
     } else if (mm->state[p] == PG_SWAP) {
@@ -229,77 +276,66 @@ static bool read_full(int fd, uint8_t *buf, size_t len, uint64_t offset)
     return n == (ssize_t)len;
 }
 
-/* Bring @p back from its block, with the blocks after it (@readahead). */
-static void fetch_blocks(CxltrackSwapMapper *s, uint32_t p, bool readahead)
+/*
+ * Bring @p back from block or slot @first of @fd (@blocks of them), with
+ * the following ones in the same read (the read-ahead window: a read of a
+ * few pages costs about what a read of one does). Of those, the ones that
+ * hold another evicted page (@owner) go to the read-ahead cache.
+ */
+static void fetch(CxltrackSwapMapper *s, uint32_t p, int fd, uint64_t first,
+                  uint64_t blocks, uint32_t (*owner)(CxltrackMemoryManager *,
+                                                     uint64_t))
 {
     CxltrackMemoryManager *mm = s->mm;
-    uint64_t b0 = mm->where[p];
-    uint32_t n = 1, i;
+    uint64_t n = MIN(MAX(s->readahead, 1), READAHEAD_MAX), i;
+    bool from_image = fd == mm->image_fd;
 
-    mm->run[0] = p;
-    while (readahead && n < MIN(s->readahead, READAHEAD_MAX)) {
-        uint32_t q = first_of_block(mm, b0 + n);
-
-        if (q == NO_PAGE) {
-            break;
-        }
-        mm->run[n++] = q;
-    }
-    if (!read_full(mm->image_fd, mm->buf, n * BLOCK_SIZE, b0 * BLOCK_SIZE)) {
-        warn_report_once("cxltrack memory manager: %s: cannot read block"
-                         " %" PRIu64, s->image, b0);
+    n = MAX(MIN(n, blocks > first ? blocks - first : 0), 1);
+    if (!read_full(fd, mm->buf, n * BLOCK_SIZE, first * BLOCK_SIZE)) {
+        warn_report_once("cxltrack memory manager: %s: cannot read %s"
+                         " %" PRIu64, from_image ? s->image : s->swap_file,
+                         from_image ? "block" : "slot", first);
         s->mms.errors++;
         uffd_wakeup(mm->uffd, page_addr(s, p), BLOCK_SIZE); /* retries */
         return;
     }
     s->mms.host_reads++;
     s->mms.host_read_pages += n;
-    s->mms.faults_block++;
-    s->mms.readahead_pages += n - 1;
-    for (i = 0; i < n; i++) {
-        install(s, mm->run[i], mm->buf + i * BLOCK_SIZE, b0 + i, true);
+    if (from_image) {
+        s->mms.faults_block++;
+    } else {
+        s->mms.faults_swap++;
     }
+    for (i = 1; i < n; i++) {
+        uint32_t q = owner(mm, first + i);
+
+        if (q != NO_PAGE && q != p) {
+            ra_put(s, q, mm->buf + i * BLOCK_SIZE);
+            s->mms.readahead_pages++;
+        }
+    }
+    install(s, p, mm->buf, from_image ? first : NO_BLOCK, true);
 }
 
-/* Bring @p back from swap, with the slots after it that hold pages. */
-static void fetch_slots(CxltrackSwapMapper *s, uint32_t p, bool readahead)
+static uint32_t page_of_slot(CxltrackMemoryManager *mm, uint64_t slot)
 {
-    CxltrackMemoryManager *mm = s->mm;
-    uint64_t s0 = mm->where[p];
-    uint32_t n = 1, i;
-
-    mm->run[0] = p;
-    while (readahead && n < MIN(s->readahead, READAHEAD_MAX) &&
-           s0 + n < mm->npages) {
-        uint32_t q = mm->page_of_slot[s0 + n];
-
-        if (q == NO_PAGE) {
-            break;
-        }
-        mm->run[n++] = q;
-    }
-    if (!read_full(mm->swap_fd, mm->buf, n * BLOCK_SIZE, s0 * BLOCK_SIZE)) {
-        warn_report_once("cxltrack memory manager: %s: cannot read slot"
-                         " %" PRIu64, s->swap_file, s0);
-        s->mms.errors++;
-        uffd_wakeup(mm->uffd, page_addr(s, p), BLOCK_SIZE);
-        return;
-    }
-    s->mms.host_reads++;
-    s->mms.host_read_pages += n;
-    s->mms.faults_swap++;
-    s->mms.readahead_pages += n - 1;
-    for (i = 0; i < n; i++) {
-        install(s, mm->run[i], mm->buf + i * BLOCK_SIZE, NO_BLOCK, true);
-    }
+    return mm->page_of_slot[slot];
 }
 
 static void fault_in(CxltrackSwapMapper *s, uint32_t p)
 {
     CxltrackMemoryManager *mm = s->mm;
+    int i = ra_find(mm, p);
 
+    if (i >= 0) {
+        /* read ahead with an earlier fault: no read */
+        s->mms.readahead_hits++;
+        install(s, p, mm->ra_buf + i * BLOCK_SIZE,
+                mm->state[p] == PG_BLOCK ? mm->where[p] : NO_BLOCK, true);
+        return;
+    }
     switch (mm->state[p]) {
-    case PG_RESIDENT:   /* a read-ahead brought it */
+    case PG_RESIDENT:   /* brought back since it faulted */
         uffd_wakeup(mm->uffd, page_addr(s, p), BLOCK_SIZE);
         break;
     case PG_ABSENT:
@@ -308,10 +344,11 @@ static void fault_in(CxltrackSwapMapper *s, uint32_t p)
         install(s, p, mm->zero, NO_BLOCK, false);
         break;
     case PG_BLOCK:
-        fetch_blocks(s, p, true);
+        fetch(s, p, mm->image_fd, mm->where[p], mm->image_blocks,
+              first_of_block);
         break;
     case PG_SWAP:
-        fetch_slots(s, p, true);
+        fetch(s, p, mm->swap_fd, mm->where[p], mm->npages, page_of_slot);
         break;
     }
 }
@@ -440,6 +477,24 @@ static bool evict(CxltrackSwapMapper *s, uint32_t p)
                 mm->where[p] = bat.block;
                 block_link(mm, p, bat.block);
             }
+        }
+    }
+    if (s->offload && mm->state[p] == PG_RESIDENT) {
+        /*
+         * The device knows no association, but the page was read from a
+         * block: the host kernel moved it (compaction, migration), and the
+         * copy, written by the kernel, has none. Write-protected, it is
+         * compared with the block; the block cannot be changing, as a
+         * write's begin forgets the pages of the blocks it writes.
+         */
+        uint64_t key = (uintptr_t)addr;
+        uint64_t *block = g_hash_table_lookup(s->block_of_page, &key);
+
+        if (block && equals_its_block(s, addr)) {
+            mm->state[p] = PG_BLOCK;
+            mm->where[p] = *block;
+            block_link(mm, p, *block);
+            s->mms.evicted_compared++;
         }
     }
     if (mm->state[p] == PG_RESIDENT && buffer_is_zero(addr, BLOCK_SIZE)) {
@@ -656,17 +711,150 @@ static bool keep_old_block(CxltrackSwapMapper *s, uint64_t block)
     return true;
 }
 
+/*
+ * Calls @fn for each piece of @qiov that lies in one page of @s->ram (@p
+ * its page, @off its offset in it) or outside it (@p NO_PAGE), in order,
+ * until @fn returns false.
+ */
+typedef bool PieceFn(CxltrackSwapMapper *s, uint8_t *base, size_t len,
+                     uint32_t p, size_t off, void *opaque);
+
+static bool each_piece(CxltrackSwapMapper *s, QEMUIOVector *qiov, PieceFn *fn,
+                       void *opaque)
+{
+    int i;
+
+    for (i = 0; i < qiov->niov; i++) {
+        uint8_t *base = qiov->iov[i].iov_base;
+        uint8_t *lim = base + qiov->iov[i].iov_len;
+
+        while (base < lim) {
+            bool in_ram = base >= s->ram && base < s->ram + s->ram_size;
+            uint64_t rel = base - s->ram;
+            size_t off = in_ram ? rel % BLOCK_SIZE : 0;
+            size_t len = in_ram ? MIN(lim - base, BLOCK_SIZE - off) :
+                         lim - base;
+
+            if (!in_ram && base < s->ram && lim > s->ram) {
+                len = s->ram - base;
+            }
+            if (!fn(s, base, len, in_ram ? rel / BLOCK_SIZE : NO_PAGE, off,
+                    opaque)) {
+                return false;
+            }
+            base += len;
+        }
+    }
+    return true;
+}
+
+static bool is_resident_piece(CxltrackSwapMapper *s, uint8_t *base, size_t len,
+                             uint32_t p, size_t off, void *opaque)
+{
+    return p == NO_PAGE || s->mm->state[p] == PG_RESIDENT;
+}
+
+typedef struct WriteCopy {
+    QEMUIOVector qiov;      /* first: what the disk writes */
+    uint8_t *buf;
+    size_t pos;
+    uint32_t last_page;
+    uint32_t pages;         /* evicted pages taken from image or swap */
+} WriteCopy;
+
+static bool copy_piece(CxltrackSwapMapper *s, uint8_t *base, size_t len,
+                       uint32_t p, size_t off, void *opaque)
+{
+    CxltrackMemoryManager *mm = s->mm;
+    WriteCopy *wc = opaque;
+    uint8_t *dst = wc->buf + wc->pos;
+    int fd = -1;
+
+    wc->pos += len;
+    if (p == NO_PAGE || mm->state[p] == PG_RESIDENT) {
+        /* resident: readable with no fault (an evicted one would fault) */
+        memcpy(dst, base, len);
+        return true;
+    }
+    if (mm->state[p] == PG_BLOCK) {
+        fd = mm->image_fd;
+    } else if (mm->state[p] == PG_SWAP) {
+        fd = mm->swap_fd;
+    }
+    if (fd < 0) {   /* never present, or zeroes */
+        memset(dst, 0, len);
+        return true;
+    }
+    if (!read_full(fd, dst, len, mm->where[p] * BLOCK_SIZE + off)) {
+        return false;
+    }
+    wc->pages += p != wc->last_page;
+    wc->last_page = p;
+    return true;
+}
+
+/*
+ * Tesseract: with offload, a write from pages that are evicted gets a copy
+ * of its data, with the bytes of those pages taken from where they lie;
+ * the disk writes the copy, and they stay evicted. NULL when @qiov holds
+ * no evicted page, or a read failed: then the write reads the pages, and
+ * they come back (double paging, counted).
+ */
+static QEMUIOVector *copy_evicted(CxltrackSwapMapper *s, QEMUIOVector *qiov)
+{
+    WriteCopy *wc;
+
+    if (!s->offload || each_piece(s, qiov, is_resident_piece, NULL)) {
+        return NULL;
+    }
+    wc = g_new0(WriteCopy, 1);
+    wc->buf = qemu_try_memalign(BLOCK_SIZE, qiov->size);
+    wc->last_page = NO_PAGE;
+    if (!wc->buf || !each_piece(s, qiov, copy_piece, wc)) {
+        warn_report_once("cxltrack memory manager: cannot copy a disk"
+                         " write's evicted pages: %s",
+                         wc->buf ? strerror(errno) : "out of memory");
+        s->mms.errors++;
+        qemu_vfree(wc->buf);
+        g_free(wc);
+        return NULL;
+    }
+    qemu_iovec_init_buf(&wc->qiov, wc->buf, qiov->size);
+    s->mms.double_paging_avoided += wc->pages;
+    return &wc->qiov;
+}
+
+void cxltrack_mm_write_copy_free(QEMUIOVector *copy)
+{
+    WriteCopy *wc = container_of(copy, WriteCopy, qiov);
+
+    qemu_vfree(wc->buf);
+    g_free(wc);
+}
+
 bool cxltrack_mm_write_begin(CxltrackSwapMapper *s, uint64_t first,
-                             uint64_t last, QEMUIOVector *qiov)
+                             uint64_t last, QEMUIOVector *qiov,
+                             QEMUIOVector **copy)
 {
     CxltrackMemoryManager *mm = s->mm;
 
     if (qiov) {
-        cxltrack_swap_mapper_for_each_page(s, qiov, first * BLOCK_SIZE,
-                                           write_source_page, NULL);
+        *copy = copy_evicted(s, qiov);
+        if (!*copy) {
+            cxltrack_swap_mapper_for_each_page(s, qiov, first * BLOCK_SIZE,
+                                               write_source_page, NULL);
+        }
     }
-    return cxltrack_swap_mapper_each_block(s, mm->evicted_of_block, first,
-                                           last, keep_old_block);
+    /* after the copy: this brings back pages the copy may have read */
+    if (!cxltrack_swap_mapper_each_block(s, mm->evicted_of_block, first,
+                                         last, keep_old_block)) {
+        if (qiov && *copy) {
+            cxltrack_mm_write_copy_free(*copy);
+            *copy = NULL;
+        }
+        return false;
+    }
+    return true;
 }
 
 static void mm_free(CxltrackMemoryManager *mm)
@@ -698,7 +886,7 @@ static void mm_free(CxltrackMemoryManager *mm)
     qemu_vfree(mm->buf);
     qemu_vfree(mm->zero);
     qemu_vfree(mm->tmp);
-    g_free(mm->run);
+    qemu_vfree(mm->ra_buf);
     g_free(mm->victims);
     g_free(mm);
 }
@@ -740,10 +928,20 @@ static bool mm_open(CxltrackSwapMapper *s, CxltrackMemoryManager *mm,
         return false;
     }
     if (s->image) {
+        off_t size;
+
         mm->image_fd = qemu_open(s->image, O_RDONLY, errp);
         if (mm->image_fd < 0) {
             return false;
         }
+        size = lseek(mm->image_fd, 0, SEEK_END);
+        if (size < 0) {
+            error_setg_errno(errp, errno, "cxltrack-swap-mapper: %s",
+                             s->image);
+            return false;
+        }
+        /* the disk's size: its reads name no block past it */
+        mm->image_blocks = size / BLOCK_SIZE;
     }
     if (ioctl(s->fd, CXLT_IOC_INFO, &info) < 0) {
         error_setg_errno(errp, errno, "cxltrack-swap-mapper: %s: INFO",
@@ -802,12 +1000,13 @@ bool cxltrack_mm_start(CxltrackSwapMapper *s, Error **errp)
     mm->next_of_block = g_new(uint32_t, mm->npages);
     mm->page_of_slot = g_new(uint32_t, mm->npages);
     mm->victims = g_new(uint32_t, mm->npages);
-    mm->run = g_new(uint32_t, READAHEAD_MAX);
     mm->evicted_of_block = g_hash_table_new_full(g_int64_hash, g_int64_equal,
                                                  g_free, NULL);
     mm->buf = qemu_memalign(BLOCK_SIZE, READAHEAD_MAX * BLOCK_SIZE);
     mm->zero = qemu_memalign(BLOCK_SIZE, BLOCK_SIZE);
     mm->tmp = qemu_memalign(BLOCK_SIZE, BLOCK_SIZE);
+    mm->ra_buf = qemu_memalign(BLOCK_SIZE, RA_CACHE * BLOCK_SIZE);
+    memset(mm->ra_page, 0xff, sizeof(mm->ra_page));    /* NO_PAGE */
     memset(mm->zero, 0, BLOCK_SIZE);
     for (p = 0; p < mm->npages; p++) {
         mm->dpa[p] = NO_DPA;
@@ -943,12 +1142,17 @@ void cxltrack_mm_add_properties(Object *obj)
         { "faults-swap", offsetof(CxltrackMmStats, faults_swap) },
         { "faults-zero", offsetof(CxltrackMmStats, faults_zero) },
         { "readahead-pages", offsetof(CxltrackMmStats, readahead_pages) },
+        { "readahead-hits", offsetof(CxltrackMmStats, readahead_hits) },
+        { "readahead-unused", offsetof(CxltrackMmStats, readahead_unused) },
         { "host-reads", offsetof(CxltrackMmStats, host_reads) },
         { "host-read-pages", offsetof(CxltrackMmStats, host_read_pages) },
         { "stale-reads", offsetof(CxltrackMmStats, stale_reads) },
         { "stale-reads-avoided",
           offsetof(CxltrackMmStats, stale_reads_avoided) },
         { "double-paging", offsetof(CxltrackMmStats, double_paging) },
+        { "double-paging-avoided",
+          offsetof(CxltrackMmStats, double_paging_avoided) },
+        { "evicted-compared", offsetof(CxltrackMmStats, evicted_compared) },
         { "copied-in", offsetof(CxltrackMmStats, copied_in) },
         { "mm-errors", offsetof(CxltrackMmStats, errors) },
         { "periods", offsetof(CxltrackMmStats, periods) },

@@ -25,17 +25,21 @@ typedef struct CxltrackMmStats {
     uint64_t resident;          /* pages */
     uint64_t evicted_clean;     /* dropped, equal to their block */
     uint64_t evicted_zero;      /* dropped, all zeroes */
+    uint64_t evicted_compared;  /* dropped clean, found so by comparing */
     uint64_t swap_writes;
     uint64_t silent_writes;     /* swap writes of a page equal to its block */
     uint64_t faults_block;      /* fault-ins from the disk image */
     uint64_t faults_swap;       /* ... from swap */
     uint64_t faults_zero;       /* ... of zeroes */
-    uint64_t readahead_pages;   /* pages brought in with another's fault */
+    uint64_t readahead_pages;   /* pages read with another's fault */
+    uint64_t readahead_hits;    /* fault-ins served by them (no read) */
+    uint64_t readahead_unused;  /* read ahead, pushed out unused */
     uint64_t host_reads;        /* reads of image or swap */
     uint64_t host_read_pages;   /* pages they read */
     uint64_t stale_reads;       /* brought back for a disk read to overwrite */
     uint64_t stale_reads_avoided;
     uint64_t double_paging;     /* brought back for a disk write to read */
+    uint64_t double_paging_avoided; /* a disk write took them from storage */
     uint64_t copied_in;         /* brought back before their block changed */
     uint64_t errors;
     uint64_t periods;
@@ -109,8 +113,14 @@ void cxltrack_mm_read_begin(CxltrackSwapMapper *s, QEMUIOVector *qiov,
 /* ... completed (or failed) */
 void cxltrack_mm_read_end(CxltrackSwapMapper *s, QEMUIOVector *qiov,
                           uint64_t offset);
-/* a disk write of blocks [first, last) from @qiov (NULL: no data) */
+/*
+ * a disk write of blocks [first, last) from @qiov (NULL: no data); *@copy
+ * (set when @qiov is not NULL): the data to write instead, or NULL
+ */
 bool cxltrack_mm_write_begin(CxltrackSwapMapper *s, uint64_t first,
-                             uint64_t last, QEMUIOVector *qiov);
+                             uint64_t last, QEMUIOVector *qiov,
+                             QEMUIOVector **copy);
+/* frees a *@copy of cxltrack_mm_write_begin (no lock needed) */
+void cxltrack_mm_write_copy_free(QEMUIOVector *copy);
 
 #endif

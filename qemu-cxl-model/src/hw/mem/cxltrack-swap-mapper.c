@@ -335,26 +335,34 @@ bool cxltrack_swap_mapper_each_block(CxltrackSwapMapper *s, GHashTable *table,
 }
 
 bool cxltrack_swap_mapper_write_begin(CxltrackSwapMapper *s, uint64_t offset,
-                                      uint64_t bytes, QEMUIOVector *qiov)
+                                      uint64_t bytes, QEMUIOVector *qiov,
+                                      QEMUIOVector **copy)
 {
     uint64_t first = offset / BLOCK_SIZE;
     uint64_t last = (offset + bytes + BLOCK_SIZE - 1) / BLOCK_SIZE;
     bool ok;
 
+    assert(!qiov == !copy);
+    if (copy) {
+        *copy = NULL;
+    }
     qemu_mutex_lock(&s->lock);
     s->writes_begun++;
     ok = cxltrack_swap_mapper_each_block(s, s->pages_of_block, first, last,
                                          drop_block);
     if (ok && s->mm) {
-        ok = cxltrack_mm_write_begin(s, first, last, qiov);
+        ok = cxltrack_mm_write_begin(s, first, last, qiov, copy);
     }
     s->failed_writes += !ok;
     qemu_mutex_unlock(&s->lock);
     return ok;
 }
 
-void cxltrack_swap_mapper_write_end(CxltrackSwapMapper *s)
+void cxltrack_swap_mapper_write_end(CxltrackSwapMapper *s, QEMUIOVector *copy)
 {
+    if (copy) {
+        cxltrack_mm_write_copy_free(copy);
+    }
     qemu_mutex_lock(&s->lock);
     s->writes_ended++;
     qemu_mutex_unlock(&s->lock);

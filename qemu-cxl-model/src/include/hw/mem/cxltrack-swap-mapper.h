@@ -24,18 +24,22 @@ OBJECT_DECLARE_SIMPLE_TYPE(CxltrackSwapMapper, CXLTRACK_SWAP_MAPPER)
  * read_begin before submitting a read into @qiov from @offset, read_done
  * after it completed (@ok: successfully) and before the guest is told;
  * write_begin before submitting a write (from @qiov), discard or
- * write-zeroes (@qiov NULL) of @bytes at @offset, write_end when it
- * completed, failed or not. write_begin returns false when a page could
- * keep claiming a block the write changes: the disk fails the write with
- * an I/O error instead of submitting it (and still calls write_end).
+ * write-zeroes (@qiov and @copy NULL) of @bytes at @offset, write_end
+ * when it completed, failed or not. write_begin returns false when a page
+ * could keep claiming a block the write changes: the disk fails the write
+ * with an I/O error instead of submitting it (and still calls write_end).
+ * For a write, *@copy is set to NULL or to the data the disk must write
+ * instead of @qiov's (the memory manager's copy of pages it evicted; not
+ * in registered RAM), which write_end(@copy) frees.
  */
 uint64_t cxltrack_swap_mapper_read_begin(CxltrackSwapMapper *s,
                                          QEMUIOVector *qiov, uint64_t offset);
 void cxltrack_swap_mapper_read_done(CxltrackSwapMapper *s, QEMUIOVector *qiov,
                                     uint64_t offset, uint64_t token, bool ok);
 bool cxltrack_swap_mapper_write_begin(CxltrackSwapMapper *s, uint64_t offset,
-                                      uint64_t bytes, QEMUIOVector *qiov);
-void cxltrack_swap_mapper_write_end(CxltrackSwapMapper *s);
+                                      uint64_t bytes, QEMUIOVector *qiov,
+                                      QEMUIOVector **copy);
+void cxltrack_swap_mapper_write_end(CxltrackSwapMapper *s, QEMUIOVector *copy);
 
 /*
  * One disk per mapper: can_claim (false with @errp if another disk has it
