@@ -9,16 +9,23 @@
  * pattern; waits PAUSE1 seconds (the host's memory manager evicts pages: they go to swap);
  * reads the first SIZE bytes of DEV into it with O_DIRECT (whole, aligned pages: each lands
  * in its page), so that a host that brings the old content back only for the read to
- * overwrite it makes a stale swap read; checks every page; waits PAUSE2 seconds (the host
- * evicts pages that now equal their disk blocks: a silent swap write, or none with the
- * device's associations) and checks every page again, which brings them back (from swap, or
- * from the disk image along its blocks). The check: the disk image pattern of the nested
+ * overwrite it makes a stale swap read; checks every page, in ROUNDS random subsets a
+ * little over a period of the host's manager apart, so that the pages' ages, and the order
+ * the host evicts them in, are not the disk's (VSwapper's decayed swap sequentiality: the
+ * swap area holds them in eviction order); waits PAUSE2 seconds (the host evicts pages that
+ * now equal their disk blocks: a silent swap write, or none with the device's associations)
+ * and checks every page again in disk order, which brings them back (from swap, along its
+ * slots, or from the disk image along its blocks). The check: the disk image pattern of the nested
  * harness (Host.make_disk: block number in the first 8 bytes, "%08d", the rest zero). With
  * PAUSE3: waits that long again (the host evicts the pages again), then writes the memory to
  * DEV at offset SIZE with O_DIRECT, the device reading it straight from memory the host has
  * evicted (Tesseract's double paging; the CPU does not touch it), and reads that back into
  * fresh memory to check it. DEV must hold 2 * SIZE bytes then. Last line: "ok diskread
  * pages=P" or "wrong pages=W of P"; exit 1 on a wrong page.
+ *
+ * With CXLT_STAGE_DIR set, the second check is a stage the host can count on its own: before
+ * it the tool creates DIR/at-check2 and waits for DIR/go-check2, after it DIR/at-checked2
+ * and DIR/go-checked2 (the harness reads the host's counters in between).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -32,27 +39,82 @@
 
 #define MPOL_BIND 2
 #define PAGE 4096UL
+#define ROUNDS 32
+#define ROUND_GAP_US 120000 /* the host manager's default period is 100 ms */
 
-/* Pages that differ from their block's pattern. */
+/* Tell the harness we are at @name, and wait for its go (with CXLT_STAGE_DIR). */
+static void stage(const char *name)
+{
+	const char *dir = getenv("CXLT_STAGE_DIR");
+	char path[512];
+	int fd;
+
+	if (!dir)
+		return;
+	snprintf(path, sizeof(path), "%s/at-%s", dir, name);
+	fd = open(path, O_CREAT | O_WRONLY, 0644);
+	if (fd < 0) {
+		perror(path);
+		exit(2);
+	}
+	close(fd);
+	snprintf(path, sizeof(path), "%s/go-%s", dir, name);
+	while (access(path, F_OK))
+		usleep(10000);
+}
+
+/* Does page p differ from its block's pattern? (reports the first few) */
+static int wrong_page(const uint8_t *m, uint64_t p, uint64_t *wrong)
+{
+	char want[24];
+	const uint8_t *pg = m + p * PAGE;
+	int bad = 0;
+
+	snprintf(want, sizeof(want), "%08llu", (unsigned long long)p);
+	if (memcmp(pg, want, 8))
+		bad = 1;
+	for (uint64_t i = 8; i < PAGE && !bad; i++)
+		bad = pg[i] != 0;
+	if (bad && *wrong < 5)
+		fprintf(stderr, "page %llu differs from block %llu\n", (unsigned long long)p,
+			(unsigned long long)p);
+	*wrong += (uint64_t)bad;
+	return bad;
+}
+
+/* Pages that differ from their block's pattern, checked in disk order. */
 static uint64_t check(const uint8_t *m, uint64_t pages)
 {
 	uint64_t wrong = 0;
 
-	for (uint64_t p = 0; p < pages; p++) {
-		char want[24];
-		const uint8_t *pg = m + p * PAGE;
-		int bad = 0;
+	for (uint64_t p = 0; p < pages; p++)
+		wrong_page(m, p, &wrong);
+	return wrong;
+}
 
-		snprintf(want, sizeof(want), "%08llu", (unsigned long long)p);
-		if (memcmp(pg, want, 8))
-			bad = 1;
-		for (uint64_t i = 8; i < PAGE && !bad; i++)
-			bad = pg[i] != 0;
-		if (bad && wrong < 5)
-			fprintf(stderr, "page %llu differs from block %llu\n", (unsigned long long)p,
-				(unsigned long long)p);
-		wrong += (uint64_t)bad;
+/* The same, in ROUNDS random subsets ROUND_GAP_US apart (a fixed seed: runs compare). */
+static uint64_t check_in_rounds(const uint8_t *m, uint64_t pages)
+{
+	uint64_t wrong = 0, x = 0x9e3779b97f4a7c15ULL;
+	uint8_t *round = malloc(pages);
+
+	if (!round) {
+		perror("malloc");
+		exit(2);
 	}
+	for (uint64_t p = 0; p < pages; p++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		round[p] = (uint8_t)(x % ROUNDS);
+	}
+	for (unsigned int r = 0; r < ROUNDS; r++) {
+		for (uint64_t p = 0; p < pages; p++)
+			if (round[p] == r)
+				wrong_page(m, p, &wrong);
+		usleep(ROUND_GAP_US);
+	}
+	free(round);
 	return wrong;
 }
 
@@ -96,9 +158,11 @@ int main(int argc, char **argv)
 		off += (uint64_t)n;
 	}
 	close(fd);
-	uint64_t pages = size / PAGE, wrong = check(m, pages);
+	uint64_t pages = size / PAGE, wrong = check_in_rounds(m, pages);
 	sleep(pause2);
+	stage("check2");
 	wrong += check(m, pages);
+	stage("checked2");
 	if (argc == 7) {
 		uint8_t *back = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 				     -1, 0);
