@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from cxltrack.harness.agent import CommandResult, GuestError
 from cxltrack.harness.nested import DeviceMemory, Host, MemoryManager, MiB, NestedVm, VmSpec
 
 DISK = "/run/cxlt/vswapper.img"
@@ -25,11 +27,15 @@ COUNTERS = (
     "faults-swap",
     "faults-zero",
     "readahead-pages",
+    "readahead-hits",
+    "readahead-unused",
     "host-reads",
     "host-read-pages",
     "stale-reads",
     "stale-reads-avoided",
     "double-paging",
+    "double-paging-avoided",
+    "evicted-compared",
     "copied-in",
     "mm-errors",
     "periods",
@@ -41,14 +47,33 @@ COUNTERS = (
 class WorkloadResult:
     offload: bool
     limit: int
+    # the stock baseline (host kernel reclaim in a memory cgroup): counters are swap-writes,
+    # swap-ins (/proc/vmstat) and silent-writes (cxlt-swapmatch, a lower bound)
+    stock: bool = False
     counters: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)  # per workload, in the guest
+    # per workload: what the counters grew by while it ran (resident-pages: at its end)
+    phases: dict[str, dict[str, int]] = field(default_factory=dict)
     wrong_pages: int = 0
     failures: list[str] = field(default_factory=list)
 
     @property
+    def mode(self) -> str:
+        return "stock" if self.stock else "device" if self.offload else "baseline"
+
+    @property
     def run_len(self) -> float:
-        return self.counters["host-read-pages"] / max(self.counters["host-reads"], 1)
+        """Pages the VM needed per read of image or swap (run_len()) while it checked its disk
+        cache in disk order, after it had touched it in random order (the check2 stage of
+        cxlt-diskread): the reads that show the swap area's decayed sequentiality, and none
+        the device avoids altogether (stale reads, double paging)."""
+        return run_len(self.phases["check2"])
+
+
+def run_len(c: dict[str, int]) -> float:
+    """Pages the VM needed per read of image or swap: the read's own fault-in and the read-ahead
+    pages later faulted on (read-ahead pushed out unused does not count)."""
+    return (c["host-reads"] + c["readahead-hits"]) / max(c["host-reads"], 1)
 
 
 def counters(vm: NestedVm) -> dict[str, int]:
@@ -79,12 +104,16 @@ GUEST_SWAP = (
 )
 
 
-def run_workloads(host: Host, offload: bool, blocks: int, limit: int, anon: int) -> WorkloadResult:
+def run_workloads(
+    host: Host, offload: bool, blocks: int, limit: int, anon: int, race_seconds: int = 10
+) -> WorkloadResult:
     """In one VM whose device node the host keeps within `limit` bytes: a process's own cache of
     the disk (cxlt-diskread over `blocks` blocks: memory written long ago, a disk read into it,
     checked, left alone while the host evicts it, checked again, left alone again and written
-    to the disk's second half with O_DIRECT: double paging) and anonymous memory
-    (cxl-memtest over `anon` bytes: written, left alone, checked), then the same in a guest
+    to the disk's second half with O_DIRECT: double paging), stores and disk reads racing the
+    evictions for `race_seconds` (cxlt-racewrite over `anon` bytes, checked against a shadow
+    copy), anonymous memory (cxl-memtest over `anon` bytes: written, left alone, checked),
+    then the same in a guest
     memory cgroup of three quarters of that (memory.high: throttled, never killed) with the
     disk as the VM's swap (GUEST_SWAP). Every page is checked against its block or its pattern;
     wrong pages are counted, not raised."""
@@ -99,20 +128,129 @@ def run_workloads(host: Host, offload: bool, blocks: int, limit: int, anon: int)
     host.run(f"cp {DISK}.orig {DISK}")
     vm = host.start_vm(spec)
     try:
-        for name, cmd in (
-            ("diskread", f"cxlt-diskread 1 /dev/vda {blocks * 4096} 3 3 3"),
-            ("memtest", f"cxl-memtest node 1 {anon // 1024}K 5 3"),
-            ("guestswap", GUEST_SWAP.replace("{cap}", str(anon * 3 // 4)).replace("{size}", str(anon // 1024))),
-        ):
-            t0 = time.monotonic()
-            res = vm.run(cmd, timeout=900, check=False)
-            r.seconds[name] = time.monotonic() - t0
-            if res.status != 0:
-                r.failures.append(res.describe())
-                m = re.search(r"wrong pages=(\d+)", res.out)
-                r.wrong_pages += int(m.group(1)) if m else 1
-        r.counters = counters(vm)
+        run_in(vm, r, blocks, anon, race_seconds, lambda: counters(vm))
     finally:
         vm.shutdown()
         host.release(vm)
+    return r
+
+
+STAGES = "/tmp/cxlt-stages"
+
+
+def staged(
+    vm: NestedVm, cmd: str, stages: tuple[str, ...], at: Callable[[str], None], timeout: float = 900
+) -> CommandResult:
+    """Run `cmd` (a guest tool that honours CXLT_STAGE_DIR) in the background of `vm`, calling
+    `at(stage)` when it reached each of `stages` and letting it go on after; its result."""
+    vm.run(f"rm -rf {STAGES} && mkdir {STAGES}")
+    vm.run(f"(CXLT_STAGE_DIR={STAGES} {cmd} > {STAGES}/out 2>&1; echo $? > {STAGES}/rc) >/dev/null 2>&1 &")
+    t0 = time.monotonic()
+    deadline = t0 + timeout
+    for stage in (*stages, None):
+        want = f"{STAGES}/at-{stage}" if stage else f"{STAGES}/rc"
+        while vm.run(f"test -e {want}", check=False).status != 0:
+            if time.monotonic() > deadline:
+                raise GuestError(f"{cmd}: no {want} in {timeout} s")
+            time.sleep(0.05)
+        if stage:
+            at(stage)
+            vm.run(f"touch {STAGES}/go-{stage}")
+    status = int(vm.run(f"cat {STAGES}/rc").out.strip())
+    return CommandResult(cmd, status, vm.run(f"cat {STAGES}/out").stdout, b"", False, time.monotonic() - t0)
+
+
+def run_in(
+    vm: NestedVm, r: WorkloadResult, blocks: int, anon: int, race_seconds: int, count: Callable[[], dict[str, int]]
+) -> None:
+    """The workloads of run_workloads() in `vm`, with `count()` read before and after each, and
+    around the diskread's second check (phase check2)."""
+    before = count()
+    marks: dict[str, dict[str, int]] = {}
+
+    def mark(stage: str) -> None:
+        marks[stage] = count()
+
+    for name, cmd in (
+        ("diskread", f"cxlt-diskread 1 /dev/vda {blocks * 4096} 3 3 3"),
+        ("racewrite", f"cxlt-racewrite 1 /dev/vda {anon} {race_seconds}"),
+        ("memtest", f"cxl-memtest node 1 {anon // 1024}K 5 3"),
+        ("guestswap", GUEST_SWAP.replace("{cap}", str(anon * 3 // 4)).replace("{size}", str(anon // 1024))),
+    ):
+        t0 = time.monotonic()
+        if name == "diskread":
+            res = staged(vm, cmd, ("check2", "checked2"), mark)
+            r.phases["check2"] = delta(marks["check2"], marks["checked2"])
+        else:
+            res = vm.run(cmd, timeout=900, check=False)
+        r.seconds[name] = time.monotonic() - t0
+        if res.status != 0:
+            r.failures.append(res.describe())
+            m = re.search(r"wrong pages=(\d+)", res.out)
+            r.wrong_pages += int(m.group(1)) if m else 1
+        after = count()
+        r.phases[name] = delta(before, after)
+        before = after
+    r.counters = before
+
+
+def delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    """What the counters grew by (resident-pages: its value at the end)."""
+    return {k: after[k] - (0 if k == "resident-pages" else before[k]) for k in after}
+
+
+STOCK_CGROUP = "/sys/fs/cgroup/vm-stock"
+HOST_SWAP = "/run/cxlt/host-swap"
+
+
+def vmstat(host: Host) -> dict[str, int]:
+    out = host.run("cat /proc/vmstat").out
+    stat = dict(line.split() for line in out.splitlines() if line.count(" ") == 1)
+    return {"swap-writes": int(stat["pswpout"]), "swap-ins": int(stat["pswpin"])}
+
+
+def run_stock(
+    host: Host, blocks: int, limit: int, anon: int, race_seconds: int = 10, swap_size: int = 256 * MiB
+) -> WorkloadResult:
+    """The stock way a KVM host swaps a VM (issue 13 item 4): the same VM and workloads with no
+    swap mapper and no manager, its QEMU in a cgroup v2 whose memory.max is what the VM holds
+    once booted, plus `limit` for the device node, plus `anon` for the racing workload's shadow
+    copy on node 0 (a limit on the whole VM: the kernel cannot bound one node of it); the host swaps to
+    a loop device over a file in its tmpfs (as the manager's swap file lies there too).
+    Counted: the host's swap writes and swap-ins (/proc/vmstat, the VM is the host's only
+    workload) and, after the run, the swap area's pages equal to a block of the disk
+    (cxlt-swapmatch: silent swap writes, a lower bound: a slot written twice shows only its
+    last page). Stale reads and double paging cannot be told apart from other swap-ins
+    here; the host keeps no record of them."""
+    host.run(
+        f"swapoff -a; modprobe loop && rm -f {HOST_SWAP} && "
+        f"dd if=/dev/zero of={HOST_SWAP} bs=1M count={swap_size // MiB} 2>/dev/null && "
+        f"dev=$(losetup -f) && losetup $dev {HOST_SWAP} && mkswap $dev >/dev/null && swapon $dev && "
+        f"echo $dev > {HOST_SWAP}.dev && mkdir -p {STOCK_CGROUP} && "
+        "echo +memory > /sys/fs/cgroup/cgroup.subtree_control"
+    )
+    spec = VmSpec("vm-stock", device=DeviceMemory("kmem", NODE), disk=DISK, cgroup=STOCK_CGROUP)
+    r = WorkloadResult(False, limit, stock=True)
+    host.run(f"cp {DISK}.orig {DISK}")
+    vm = host.start_vm(spec)
+    try:
+        # Not squeezed first (memory.reclaim down to the working set left the L2 kernel
+        # thrashing: its agent did not answer for minutes): the kernel takes the VM's coldest
+        # pages first, the boot's idle memory before the workloads' pages, as a stock host does.
+        time.sleep(3)
+        idle = int(host.run(f"cat {STOCK_CGROUP}/memory.current").out)
+        host.run(f"echo {idle + limit + anon} > {STOCK_CGROUP}/memory.max")
+        run_in(vm, r, blocks, anon, race_seconds, lambda: vmstat(host))
+        peak = host.run(f"cat {STOCK_CGROUP}/memory.peak", check=False).out.strip()
+        out = host.run(f"cxlt-swapmatch $(cat {HOST_SWAP}.dev) {DISK}.orig", timeout=300).out
+        m = re.search(r"equal_to_block=(\d+)", out)
+        assert m, out
+        r.counters["silent-writes"] = int(m.group(1))
+        r.counters["memory-max"] = idle + limit + anon
+        if peak.isdigit():
+            r.counters["memory-peak"] = int(peak)
+    finally:
+        vm.shutdown()
+        host.release(vm)
+        host.run(f"swapoff $(cat {HOST_SWAP}.dev); losetup -d $(cat {HOST_SWAP}.dev); rm -f {HOST_SWAP}", check=False)
     return r
