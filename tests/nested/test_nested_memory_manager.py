@@ -1,11 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The swap mapper's memory manager (issue 13 item 2, docs/swap-design.md section 2): the host
+"""The swap mapper's memory manager (issue 13, docs/swap-design.md sections 2 and 3): the host
 QEMU keeps the VM's device node within a resident limit set at run time, picks victims by the
 tracker's accessed bits, drops pages that still equal their disk block with no swap write
 (discard-if-clean) and reads them back from the image with read-ahead, writes the others to
-swap. Every page the VM reads back is checked against its disk block (cxlt-diskread) or its
-pattern (cxl-memtest); the same workloads without offload are the baseline, whose silent swap
-writes and stale swap reads the manager counts the same way. The experiment at full size:
+swap, gives disk reads fresh pages and disk writes copies of evicted pages. Every page the VM
+reads back is checked against its disk block (cxlt-diskread), its pattern (cxl-memtest) or a
+shadow copy kept while stores and disk reads race the evictions (cxlt-racewrite); the same
+workloads without offload are the baseline, whose silent swap writes, stale swap reads, double
+paging and read runs the manager counts the same way. A VM killed mid-eviction leaves the host
+and the next VM whole. The experiment at full size, with the stock baseline (a memory cgroup):
 `make experiments-vswapper` (cxltrack.experiments.vswapper)."""
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ keeps its device node within a resident limit, with the swap mapper's memory man
 device (offload: discard-if-clean, read-back along the image, fresh pages for disk reads) and
 without it (the baseline: the same manager writing every page that is not zero to swap), on the
 same workloads, for each resident limit given (docs/swap-design.md, docs/results.md), and the
-stock way (the VM's QEMU in a cgroup v2 with memory.max, the host kernel swapping to a swap
-device; --no-stock leaves it out).
+stock way (the host kernel's reclaim keeping the VM's device node, shared memory charged to a
+cgroup v2 with memory.max at the limit, within it, swapping to a swap device; --stock: it
+hangs the L2 VM on this nested platform, see docs/swap-design.md section 4).
 
 Workloads in the VM (cxltrack.harness.vswapper): a process's own cache of its disk (memory
 written long ago, a disk read into it, checked in random order, left alone, checked again in
@@ -102,10 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--race-seconds", type=int, default=30, help="the racing stores' workload (s)")
     ap.add_argument("--out", type=Path, default=out_dir() / "experiments-vswapper")
     ap.add_argument(
-        "--no-stock",
-        dest="stock",
-        action="store_false",
-        help="leave out the stock baseline (the VM's QEMU in a memory cgroup, host kernel swap)",
+        "--stock",
+        action="store_true",
+        help="add the stock baseline (the host kernel's reclaim under a memory cgroup's limit); "
+        "it hangs the VM here (docs/swap-design.md section 4)",
     )
     args = ap.parse_args(argv)
     if args.blocks < 64 or args.anon_mib < 1 or any(m < 1 or m > 120 for m in args.limits_mib):

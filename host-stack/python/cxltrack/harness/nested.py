@@ -182,17 +182,22 @@ class DeviceMemory:
 
     devdax: `memory-backend-file` on /dev/dax0.0 at `offset` (2 MiB aligned), so the node's
     guest-physical pages map linearly onto device pages. kmem: `memory-backend-ram` bound to
-    the region's NUMA node (pages anywhere on the device, found per pfn). ram: the same node
-    in the host's ordinary memory, not on the device (a migration peer that must leave the
-    device's pages alone)."""
+    the region's NUMA node (pages anywhere on the device, found per pfn). kmem-shm: a
+    `memory-backend-file` on the host's tmpfs file `shm`, bound to that node (shared memory
+    whose pages another process may have faulted in, and so charged to its memory cgroup: the
+    stock baseline of docs/swap-design.md section 4). ram: the same node in the host's ordinary
+    memory, not on the device (a migration peer that must leave the device's pages alone)."""
 
     mode: str
     size: int = BLOCK
     offset: int = 0
+    shm: str | None = None
 
     def __post_init__(self) -> None:
-        if self.mode not in ("devdax", "kmem", "ram"):
-            raise ValueError(f"device memory mode {self.mode!r}: devdax, kmem or ram")
+        if self.mode not in ("devdax", "kmem", "kmem-shm", "ram"):
+            raise ValueError(f"device memory mode {self.mode!r}: devdax, kmem, kmem-shm or ram")
+        if (self.mode == "kmem-shm") != (self.shm is not None):
+            raise ValueError("device memory: a tmpfs file (shm) with kmem-shm, and only then")
         if self.size <= 0 or self.size % BLOCK:
             raise ValueError(f"device memory size {self.size}: a positive multiple of {BLOCK // MiB} MiB")
         if self.offset % (2 * MiB) or self.offset < 0:
@@ -338,7 +343,11 @@ class NestedVm:
             else:
                 if self.host.region != "kmem" or self.host.node is None:
                     raise ValueError(f"the host's region is {self.host.region}, not kmem")
-                backend = f"memory-backend-ram,id=dev0,size={d.size // MiB}M,host-nodes={self.host.node},policy=bind"
+                if d.mode == "kmem-shm":
+                    backend = f"memory-backend-file,id=dev0,mem-path={d.shm},share=on,size={d.size // MiB}M"
+                else:
+                    backend = f"memory-backend-ram,id=dev0,size={d.size // MiB}M"
+                backend += f",host-nodes={self.host.node},policy=bind"
             args += ["-object", backend, "-device", "pc-dimm,id=devdimm,memdev=dev0,node=1"]
             if s.device_dirty_log:
                 if d.mode != "devdax":
