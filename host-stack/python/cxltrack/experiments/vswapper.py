@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--blocks", type=int, default=4096, help="disk blocks the VM caches (default 4096: 16 MiB)")
     ap.add_argument("--anon-mib", type=int, default=8, help="anonymous memory written and checked (MiB)")
     ap.add_argument(
-        "--limits-mib", type=int, nargs="+", default=[4, 8], help="resident limits of the VM's device node (MiB)"
+        "--limits-mib", type=int, nargs="+", default=[2, 4], help="resident limits of the VM's device node (MiB)"
     )
     ap.add_argument("--race-seconds", type=int, default=30, help="the racing stores' workload (s)")
     ap.add_argument("--out", type=Path, default=out_dir() / "experiments-vswapper")

@@ -152,7 +152,7 @@ def staged(
         while vm.run(f"test -e {want}", check=False).status != 0:
             if time.monotonic() > deadline:
                 raise GuestError(f"{cmd}: no {want} in {timeout} s")
-            time.sleep(0.05)
+            time.sleep(0.25)  # the tool waits for the go: the poll only delays
         if stage:
             at(stage)
             vm.run(f"touch {STAGES}/go-{stage}")
