@@ -276,19 +276,27 @@ static bool read_full(int fd, uint8_t *buf, size_t len, uint64_t offset)
     return n == (ssize_t)len;
 }
 
+/* The file evicted page @p lies in (image or swap), or -1 (zeroes). */
+static int store_fd(CxltrackMemoryManager *mm, uint32_t p)
+{
+    return mm->state[p] == PG_BLOCK ? mm->image_fd :
+           mm->state[p] == PG_SWAP ? mm->swap_fd : -1;
+}
+
 /*
- * Bring @p back from block or slot @first of @fd (@blocks of them), with
- * the following ones in the same read (the read-ahead window: a read of a
- * few pages costs about what a read of one does). Of those, the ones that
- * hold another evicted page (@owner) go to the read-ahead cache.
+ * Bring @p (PG_BLOCK or PG_SWAP) back from its block or slot, with the
+ * following ones in the same read (the read-ahead window: a read of a few
+ * pages costs about what a read of one does). Of those, the ones that hold
+ * another evicted page go to the read-ahead cache.
  */
-static void fetch(CxltrackSwapMapper *s, uint32_t p, int fd, uint64_t first,
-                  uint64_t blocks, uint32_t (*owner)(CxltrackMemoryManager *,
-                                                     uint64_t))
+static void fetch(CxltrackSwapMapper *s, uint32_t p)
 {
     CxltrackMemoryManager *mm = s->mm;
+    bool from_image = mm->state[p] == PG_BLOCK;
+    uint64_t first = mm->where[p];
+    uint64_t blocks = from_image ? mm->image_blocks : mm->npages;
     uint64_t n = MIN(MAX(s->readahead, 1), READAHEAD_MAX), i;
-    bool from_image = fd == mm->image_fd;
+    int fd = store_fd(mm, p);
 
     n = MAX(MIN(n, blocks > first ? blocks - first : 0), 1);
     if (!read_full(fd, mm->buf, n * BLOCK_SIZE, first * BLOCK_SIZE)) {
@@ -307,7 +315,8 @@ static void fetch(CxltrackSwapMapper *s, uint32_t p, int fd, uint64_t first,
         s->mms.faults_swap++;
     }
     for (i = 1; i < n; i++) {
-        uint32_t q = owner(mm, first + i);
+        uint32_t q = from_image ? first_of_block(mm, first + i) :
+                     mm->page_of_slot[first + i];
 
         if (q != NO_PAGE && q != p) {
             ra_put(s, q, mm->buf + i * BLOCK_SIZE);
@@ -315,11 +324,6 @@ static void fetch(CxltrackSwapMapper *s, uint32_t p, int fd, uint64_t first,
         }
     }
     install(s, p, mm->buf, from_image ? first : NO_BLOCK, true);
-}
-
-static uint32_t page_of_slot(CxltrackMemoryManager *mm, uint64_t slot)
-{
-    return mm->page_of_slot[slot];
 }
 
 static void fault_in(CxltrackSwapMapper *s, uint32_t p)
@@ -344,11 +348,8 @@ static void fault_in(CxltrackSwapMapper *s, uint32_t p)
         install(s, p, mm->zero, NO_BLOCK, false);
         break;
     case PG_BLOCK:
-        fetch(s, p, mm->image_fd, mm->where[p], mm->image_blocks,
-              first_of_block);
-        break;
     case PG_SWAP:
-        fetch(s, p, mm->swap_fd, mm->where[p], mm->npages, page_of_slot);
+        fetch(s, p);
         break;
     }
 }
@@ -434,8 +435,11 @@ static uint64_t alloc_slot(CxltrackMemoryManager *mm)
     return NO_BLOCK;
 }
 
-/* Does the page equal the block last read into it? (measured, not kept) */
-static bool equals_its_block(CxltrackSwapMapper *s, uint8_t *addr)
+/*
+ * The block last read into the page if the page still equals it, compared
+ * byte by byte (the mapper's maps, not the device's); NO_BLOCK otherwise.
+ */
+static uint64_t equal_block(CxltrackSwapMapper *s, uint8_t *addr)
 {
     CxltrackMemoryManager *mm = s->mm;
     uint64_t key = (uintptr_t)addr;
@@ -444,13 +448,15 @@ static bool equals_its_block(CxltrackSwapMapper *s, uint8_t *addr)
     return block && mm->image_fd >= 0 &&
            read_full(mm->image_fd, mm->tmp, BLOCK_SIZE,
                      *block * BLOCK_SIZE) &&
-           !memcmp(mm->tmp, addr, BLOCK_SIZE);
+           !memcmp(mm->tmp, addr, BLOCK_SIZE) ? *block : NO_BLOCK;
 }
 
 static bool evict(CxltrackSwapMapper *s, uint32_t p)
 {
     CxltrackMemoryManager *mm = s->mm;
     uint8_t *addr = page_addr(s, p);
+    uint64_t same = NO_BLOCK;
+    bool compared = false;
 
     if (mm->state[p] != PG_RESIDENT) {
         return false;
@@ -487,13 +493,12 @@ static bool evict(CxltrackSwapMapper *s, uint32_t p)
          * compared with the block; the block cannot be changing, as a
          * write's begin forgets the pages of the blocks it writes.
          */
-        uint64_t key = (uintptr_t)addr;
-        uint64_t *block = g_hash_table_lookup(s->block_of_page, &key);
-
-        if (block && equals_its_block(s, addr)) {
+        same = equal_block(s, addr);
+        compared = true;
+        if (same != NO_BLOCK) {
             mm->state[p] = PG_BLOCK;
-            mm->where[p] = *block;
-            block_link(mm, p, *block);
+            mm->where[p] = same;
+            block_link(mm, p, same);
             s->mms.evicted_compared++;
         }
     }
@@ -513,7 +518,11 @@ static bool evict(CxltrackSwapMapper *s, uint32_t p)
             return false;
         }
         s->mms.swap_writes++;
-        s->mms.silent_writes += equals_its_block(s, addr);
+        /* the same comparison as above: one image read per eviction */
+        if (!compared) {
+            same = equal_block(s, addr);
+        }
+        s->mms.silent_writes += same != NO_BLOCK;
         mm->state[p] = PG_SWAP;
         mm->where[p] = slot;
         mm->page_of_slot[slot] = p;
@@ -768,7 +777,7 @@ static bool copy_piece(CxltrackSwapMapper *s, uint8_t *base, size_t len,
     CxltrackMemoryManager *mm = s->mm;
     WriteCopy *wc = opaque;
     uint8_t *dst = wc->buf + wc->pos;
-    int fd = -1;
+    int fd;
 
     wc->pos += len;
     if (p == NO_PAGE || mm->state[p] == PG_RESIDENT) {
@@ -776,11 +785,7 @@ static bool copy_piece(CxltrackSwapMapper *s, uint8_t *base, size_t len,
         memcpy(dst, base, len);
         return true;
     }
-    if (mm->state[p] == PG_BLOCK) {
-        fd = mm->image_fd;
-    } else if (mm->state[p] == PG_SWAP) {
-        fd = mm->swap_fd;
-    }
+    fd = store_fd(mm, p);
     if (fd < 0) {   /* never present, or zeroes */
         memset(dst, 0, len);
         return true;
