@@ -26,9 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MPOL_BIND 2
-#define MPOL_MF_STRICT (1 << 0)
-#define MPOL_MF_MOVE (1 << 1)
+#include "numa.h"
+
 #define MPOL_F_NODE (1 << 0)
 #define MPOL_F_ADDR (1 << 1)
 
@@ -126,15 +125,13 @@ static int do_dax(const char *dev, uint64_t size, uint64_t seed, const char *wha
 
 static int do_node(int node, uint64_t size, uint64_t seed, unsigned int pause)
 {
-	unsigned long mask[16] = { 0 };
 	long page = sysconf(_SC_PAGESIZE);
-	mask[node / 64] |= 1ul << (node % 64);
 	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED) {
 		perror("mmap");
 		return 2;
 	}
-	if (syscall(SYS_mbind, m, size, MPOL_BIND, mask, 1024, MPOL_MF_STRICT | MPOL_MF_MOVE)) {
+	if (bind_to_node(m, size, node, CXLT_MPOL_MF_STRICT | CXLT_MPOL_MF_MOVE)) {
 		perror("mbind");
 		return 2;
 	}

@@ -37,7 +37,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define MPOL_BIND 2
+#include "numa.h"
+
 #define PAGE 4096UL
 #define ROUNDS 32
 #define ROUND_GAP_US 120000 /* the host manager's default period is 100 ms */
@@ -103,10 +104,7 @@ static uint64_t check_in_rounds(const uint8_t *m, uint64_t pages)
 		exit(2);
 	}
 	for (uint64_t p = 0; p < pages; p++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		round[p] = (uint8_t)(x % ROUNDS);
+		round[p] = (uint8_t)(xorshift64(&x) % ROUNDS);
 	}
 	for (unsigned int r = 0; r < ROUNDS; r++) {
 		for (uint64_t p = 0; p < pages; p++)
@@ -131,13 +129,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "NODE 0..63, SIZE a non-zero multiple of 4096\n");
 		return 2;
 	}
-	unsigned long mask = 1UL << node;
 	uint8_t *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED) {
 		perror("mmap");
 		return 2;
 	}
-	if (syscall(SYS_mbind, m, size, MPOL_BIND, &mask, 64, 0)) {
+	if (bind_to_node(m, size, node, 0)) {
 		perror("mbind");
 		return 2;
 	}

@@ -30,7 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MPOL_BIND 2
+#include "numa.h"
+
 #define PAGE 4096UL
 #define THREADS 2
 
@@ -38,14 +39,6 @@ static uint8_t *mem, *shadow;
 static uint64_t pages, disk_blocks, seconds;
 static int disk_fd;
 static uint64_t reads[THREADS], stores[THREADS];
-
-static uint64_t next_rand(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
 
 static double now(void)
 {
@@ -65,7 +58,7 @@ static void read_block(uint8_t *dst, uint64_t block)
 
 static void store(uint64_t p, uint64_t *x)
 {
-	uint64_t off = (next_rand(x) % (PAGE / 8)) * 8, v = next_rand(x);
+	uint64_t off = (xorshift64(x) % (PAGE / 8)) * 8, v = xorshift64(x);
 
 	memcpy(mem + p * PAGE + off, &v, 8);
 	memcpy(shadow + p * PAGE + off, &v, 8);
@@ -77,13 +70,13 @@ static void *worker(void *arg)
 	double end = now() + (double)seconds;
 
 	while (now() < end) {
-		uint64_t p = (next_rand(&x) % (pages / THREADS)) * THREADS + k;
-		uint64_t what = next_rand(&x) % 8;
+		uint64_t p = (xorshift64(&x) % (pages / THREADS)) * THREADS + k;
+		uint64_t what = xorshift64(&x) % 8;
 
 		if (p >= pages)
 			continue;
 		if (what < 3) {
-			uint64_t block = next_rand(&x) % disk_blocks;
+			uint64_t block = xorshift64(&x) % disk_blocks;
 
 			read_block(mem + p * PAGE, block);
 			read_block(shadow + p * PAGE, block);
@@ -96,7 +89,7 @@ static void *worker(void *arg)
 			store(p, &x);
 			stores[k]++;
 		} else {
-			usleep((useconds_t)(next_rand(&x) % 20000));
+			usleep((useconds_t)(xorshift64(&x) % 20000));
 		}
 	}
 	return NULL;
@@ -104,10 +97,9 @@ static void *worker(void *arg)
 
 static uint8_t *map_on(int node, uint64_t size)
 {
-	unsigned long mask = 1UL << node;
 	uint8_t *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (m == MAP_FAILED || syscall(SYS_mbind, m, size, MPOL_BIND, &mask, 64, 0)) {
+	if (m == MAP_FAILED || bind_to_node(m, size, node, 0)) {
 		perror("mmap/mbind");
 		exit(2);
 	}

@@ -20,7 +20,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define MPOL_BIND 2
+#include "numa.h"
+
 #define PAGE 4096UL
 
 int main(int argc, char **argv)
@@ -42,10 +43,9 @@ int main(int argc, char **argv)
 		perror(argv[1]);
 		return 2;
 	}
-	unsigned long mask = 1UL << node;
 	volatile uint8_t *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 
-	if (m == MAP_FAILED || syscall(SYS_mbind, m, size, MPOL_BIND, &mask, 64, 0)) {
+	if (m == MAP_FAILED || bind_to_node((void *)m, size, node, 0)) {
 		perror("mmap/mbind");
 		return 2;
 	}

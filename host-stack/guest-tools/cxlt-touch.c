@@ -24,9 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "numa.h"
 #include "pagemap.h"
 
-#define MPOL_BIND 2
 #define PAGE 4096UL
 
 static double now(void)
@@ -39,7 +39,6 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-	unsigned long mask[16] = { 0 };
 	uint64_t pages, i, x = 88172645463325252ULL, rewrites = 0;
 	double seconds = 0;
 	int node, fd;
@@ -62,8 +61,7 @@ int main(int argc, char **argv)
 		perror("cxlt-touch: mmap");
 		return 1;
 	}
-	mask[node / 64] |= 1UL << (node % 64);
-	if (syscall(SYS_mbind, mem, pages * PAGE, MPOL_BIND, mask, 1024, 0)) {
+	if (bind_to_node(mem, pages * PAGE, node, 0)) {
 		perror("cxlt-touch: mbind");
 		return 1;
 	}
@@ -97,9 +95,7 @@ int main(int argc, char **argv)
 
 		while (now() < end) {
 			for (int k = 0; k < 64; k++) {
-				x ^= x << 13;
-				x ^= x >> 7;
-				x ^= x << 17;
+				xorshift64(&x);
 				mem[(x % pages) * PAGE + (x >> 32) % PAGE] = (char)x;
 				rewrites++;
 			}
