@@ -58,8 +58,8 @@ RUN_DIR = "/run/cxlt"
 FIRMWARE = ("bios-256k.bin", "linuxboot_dma.bin", "kvmvapic.bin")
 # L2 loads the virtio-blk driver for its disk; L1 loads kvm_amd when the host is set up.
 L2_BOOT_MODULES = ("virtio_blk",)
-# loop, zram: swap devices of the stock baseline (vswapper.swap_on)
-HOST_EXTRA_MODULES = (*EXTRA_MODULES, "kvm_amd", "virtio_balloon", "loop", "zram")
+# loop: the stock baseline's swap device (vswapper.run_stock)
+HOST_EXTRA_MODULES = (*EXTRA_MODULES, "kvm_amd", "virtio_balloon", "loop")
 HOST_DIR = GUEST_IMAGE_DIR / "host"
 # `quiet`: every console character is a port write that exits from L2 to the host's QEMU
 # through two levels of (emulated) SVM; the boot messages alone cost about 50 s of an L2
@@ -255,9 +255,6 @@ class VmSpec:
     swap_mapper_disk: int | None = None
     # The mapper's memory manager (needs swap_mapper_disk and a kmem device node).
     memory_manager: MemoryManager | None = None
-    # A cgroup v2 directory in the host that the VM's QEMU runs in from its start (the stock
-    # baseline: the host kernel's reclaim under the cgroup's memory.max)
-    cgroup: str | None = None
     extra_args: list[str] = field(default_factory=list)
     boot_timeout: float = 300.0
     command_timeout: float = 120.0
@@ -389,8 +386,6 @@ class NestedVm:
         _drain(self.agent_sock)
         _drain(self.qmp_sock)
         argv = shlex.join(["cxlt-vm", "start", self.spec.name, str(self.slot), "--", *self.qemu_args()])
-        if self.spec.cgroup is not None:
-            argv = f"CXLT_VM_CGROUP={shlex.quote(self.spec.cgroup)} {argv}"
         (self.workdir / "qemu-args.txt").write_text(argv + "\n")
         t0 = time.monotonic()
         res = self.host.run(argv, timeout=120)

@@ -109,14 +109,14 @@ def run_workloads(
 ) -> WorkloadResult:
     """In one VM whose device node the host keeps within `limit` bytes: a process's own cache of
     the disk (cxlt-diskread over `blocks` blocks: memory written long ago, a disk read into it,
-    checked, left alone while the host evicts it, checked again, left alone again and written
-    to the disk's second half with O_DIRECT: double paging), stores and disk reads racing the
-    evictions for `race_seconds` (cxlt-racewrite over `anon` bytes, checked against a shadow
-    copy), anonymous memory (cxl-memtest over `anon` bytes: written, left alone, checked),
-    then the same in a guest
-    memory cgroup of three quarters of that (memory.high: throttled, never killed) with the
-    disk as the VM's swap (GUEST_SWAP). Every page is checked against its block or its pattern;
-    wrong pages are counted, not raised."""
+    checked in random rounds, left alone while the host evicts it, checked again in disk order
+    (phase check2), left alone again and written to the disk's second half with O_DIRECT:
+    double paging), stores and disk reads racing the evictions for `race_seconds`
+    (cxlt-racewrite over `anon` bytes, checked against a shadow copy), anonymous memory
+    (cxl-memtest over `anon` bytes: written, left alone, checked), then the same in a guest
+    memory cgroup of three quarters of that (memory.high: throttled, never killed) with the disk
+    as the VM's swap (GUEST_SWAP). Every page is checked against its block, its pattern or its
+    shadow; wrong pages are counted, not raised."""
     spec = VmSpec(
         "vm-offload" if offload else "vm-base",
         device=DeviceMemory("kmem", NODE),
@@ -210,29 +210,19 @@ def vmstat(host: Host) -> dict[str, int]:
     return {"swap-writes": int(stat["pswpout"]), "swap-ins": int(stat["pswpin"])}
 
 
-def swap_on(host: Host, kind: str, size: int) -> None:
-    """A swap device in the host: `loop` over a file in its tmpfs, or `zram`; its path in
-    HOST_SWAP.dev."""
-    if kind == "loop":
-        host.run(
-            f"modprobe loop && rm -f {HOST_SWAP} && dd if=/dev/zero of={HOST_SWAP} bs=1M count={size // MiB} "
-            f"2>/dev/null && dev=$(losetup -f) && losetup $dev {HOST_SWAP} && echo $dev > {HOST_SWAP}.dev",
-            timeout=300,
-        )
-    elif kind == "zram":
-        host.run(
-            f"modprobe zram num_devices=1 && echo {size} > /sys/block/zram0/disksize && "
-            f"echo /dev/zram0 > {HOST_SWAP}.dev"
-        )
-    else:
-        raise ValueError(f"swap device {kind!r}: loop or zram")
-    host.run(f"mkswap $(cat {HOST_SWAP}.dev) >/dev/null && swapon $(cat {HOST_SWAP}.dev)")
+def swap_on(host: Host, size: int) -> None:
+    """A swap device in the host: a loop device over a file in its tmpfs (path in HOST_SWAP.dev)."""
+    host.run(
+        f"modprobe loop && rm -f {HOST_SWAP} && dd if=/dev/zero of={HOST_SWAP} bs=1M count={size // MiB} "
+        f"2>/dev/null && dev=$(losetup -f) && losetup $dev {HOST_SWAP} && echo $dev > {HOST_SWAP}.dev && "
+        "mkswap $dev >/dev/null && swapon $dev",
+        timeout=300,
+    )
 
 
-def swap_off(host: Host, kind: str) -> None:
+def swap_off(host: Host) -> None:
     dev = f"$(cat {HOST_SWAP}.dev)"
-    undo = f"losetup -d {dev}; rm -f {HOST_SWAP}" if kind == "loop" else "echo 1 > /sys/block/zram0/reset"
-    host.run(f"swapoff {dev}; {undo}", check=False, timeout=300)
+    host.run(f"swapoff {dev}; losetup -d {dev}; rm -f {HOST_SWAP}", check=False, timeout=300)
 
 
 def run_stock(
@@ -242,14 +232,14 @@ def run_stock(
     anon: int,
     race_seconds: int = 10,
     swap_size: int = 256 * MiB,
-    swap: str = "loop",
 ) -> WorkloadResult:
     """The stock way a Linux host swaps a VM's memory (issue 13 item 4), bounded like the
     manager's: the same VM and workloads with no swap mapper and no manager; the VM's device
     node is shared memory (a tmpfs file bound to the device's node) that cxlt-shmfill faulted
     in from a cgroup v2 whose memory.max is `limit`, so the host kernel's own reclaim keeps that
     node, and nothing else of the VM, within the limit (shared memory stays charged to the
-    cgroup that faulted it, through swap-out and swap-in), swapping to `swap` (swap_on()). A cgroup around the
+    cgroup that faulted it, through swap-out and swap-in), swapping to a loop device over a
+    file in the host's tmpfs (where the manager's swap file lies too). A cgroup around the
     whole QEMU instead bounds the guest kernel's memory too: under nested TCG the L2 kernel
     thrashed and its agent did not answer for minutes. Counted: the host's swap writes and
     swap-ins (/proc/vmstat: the VM is the host's only workload; zero-filled pages are not
@@ -258,7 +248,7 @@ def run_stock(
     shows only its last page). Stale reads and double paging cannot be told apart from other
     swap-ins; the stock host keeps no record of them. `anon` sizes the workloads only."""
     host.run("swapoff -a", check=False)
-    swap_on(host, swap, swap_size)
+    swap_on(host, swap_size)
     host.run(
         f"rm -f {STOCK_SHM} && echo +memory > /sys/fs/cgroup/cgroup.subtree_control && "
         f"mkdir -p {STOCK_CGROUP} && echo max > {STOCK_CGROUP}/memory.max && "
@@ -280,6 +270,6 @@ def run_stock(
     finally:
         vm.shutdown()
         host.release(vm)
-        swap_off(host, swap)
+        swap_off(host)
         host.run(f"rm -f {STOCK_SHM}", check=False)
     return r
