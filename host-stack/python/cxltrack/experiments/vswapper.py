@@ -175,9 +175,6 @@ def main(argv: list[str] | None = None) -> int:
     def total(rs: list[WorkloadResult], key: str) -> int:
         return sum(r.counters[key] for r in rs)
 
-    def sums(rs: list[WorkloadResult]) -> dict[str, int]:
-        return {k: total(rs, k) for k in rs[0].counters}
-
     def check2(rs: list[WorkloadResult]) -> dict[str, int]:
         return {k: sum(r.phases["check2"][k] for r in rs) for k in rs[0].phases["check2"]}
 
