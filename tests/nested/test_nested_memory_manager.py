@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 import time
 
-from cxltrack.harness.nested import DeviceMemory, Host, MemoryManager, MiB, VmSpec
+from cxltrack.harness.nested import Host, MiB
 from cxltrack.harness.pytest_plugin import BootHost
-from cxltrack.harness.vswapper import DISK, DISK_ID, NODE, counters, make_disk, run_len, run_workloads
+from cxltrack.harness.vswapper import DISK, counters, make_disk, managed_spec, run_len, run_workloads
 
 BLOCKS = 1024  # 4 MiB disk of 4 KiB blocks, each stamped with its number (Host.make_disk)
 LIMIT = 2 * MiB
@@ -94,16 +94,7 @@ def test_vm_killed_mid_eviction(boot_host: BootHost) -> None:
     host.run(f"cp {DISK}.orig {DISK}")
     anon0 = node_anon_kib(host)
 
-    def spec(name: str) -> VmSpec:
-        return VmSpec(
-            name,
-            device=DeviceMemory("kmem", NODE),
-            disk=DISK,
-            swap_mapper_disk=DISK_ID,
-            memory_manager=MemoryManager(resident_limit=LIMIT, period_ms=20),
-        )
-
-    vm = host.start_vm(spec("vm-killed"))
+    vm = host.start_vm(managed_spec("vm-killed", True, LIMIT, period_ms=20))
     vm.run(f"cxlt-diskread 1 /dev/vda {BLOCKS * 4096} 1 1 >/dev/null 2>&1 &")
     vm.run(f"cxlt-racewrite 1 /dev/vda {ANON} 60 >/dev/null 2>&1 &")
     deadline = time.monotonic() + 120
@@ -128,7 +119,7 @@ def test_vm_killed_mid_eviction(boot_host: BootHost) -> None:
     dmesg = host.run("dmesg").out
     assert not re.search(r"BUG|Oops|WARNING|general protection", dmesg), dmesg[-3000:]
 
-    vm = host.start_vm(spec("vm-next"))
+    vm = host.start_vm(managed_spec("vm-next", True, LIMIT, period_ms=20))
     try:
         race = vm.run(f"cxlt-racewrite 1 /dev/vda {ANON} 10", timeout=300, check=False)
         assert race.status == 0, race.describe()

@@ -104,6 +104,17 @@ GUEST_SWAP = (
 )
 
 
+def managed_spec(name: str, offload: bool, limit: int, period_ms: int = 100) -> VmSpec:
+    """A VM on the disk DISK whose device node the swap mapper's manager keeps within `limit`."""
+    return VmSpec(
+        name,
+        device=DeviceMemory("kmem", NODE),
+        disk=DISK,
+        swap_mapper_disk=DISK_ID,
+        memory_manager=MemoryManager(offload=offload, resident_limit=limit, period_ms=period_ms),
+    )
+
+
 def run_workloads(
     host: Host, offload: bool, blocks: int, limit: int, anon: int, race_seconds: int = 10
 ) -> WorkloadResult:
@@ -117,13 +128,7 @@ def run_workloads(
     memory cgroup of three quarters of that (memory.high: throttled, never killed) with the disk
     as the VM's swap (GUEST_SWAP). Every page is checked against its block, its pattern or its
     shadow; wrong pages are counted, not raised."""
-    spec = VmSpec(
-        "vm-offload" if offload else "vm-base",
-        device=DeviceMemory("kmem", NODE),
-        disk=DISK,
-        swap_mapper_disk=DISK_ID,
-        memory_manager=MemoryManager(offload=offload, resident_limit=limit),
-    )
+    spec = managed_spec("vm-offload" if offload else "vm-base", offload, limit)
     r = WorkloadResult(offload, limit)
     host.run(f"cp {DISK}.orig {DISK}")
     vm = host.start_vm(spec)
