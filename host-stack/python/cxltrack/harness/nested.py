@@ -39,6 +39,7 @@ from pathlib import Path
 
 from .agent import AgentChannel, CommandResult, GuestCommandError, GuestError
 from .image import DEFAULT_APPEND, EXTRA_MODULES, GUEST_IMAGE_DIR, InitramfsImage, InitramfsSpec, build_initramfs
+from .lockup import LockupWatch
 from .pins import cache_dir
 from .qmp import Qmp, QmpError
 from .topology import Topology
@@ -593,8 +594,18 @@ class NestedVm:
             raise VmReset(rebooted)
 
 
+class HostWedged(GuestError):
+    """The host (L1) stopped answering because the platform lost one of its CPUs (its kernel
+    reported a CPU stuck for minutes, or QEMU sees a vCPU that can never take an interrupt
+    again; harness/lockup.py, harness/vcpu.py): the run says nothing about the code under
+    test. The nested suite runs such a test once more on a fresh host (mk/common.mk)."""
+
+
 class Host:
-    """The L1 host: a Vm booted from the host image, with the tracker, its region and KVM."""
+    """The L1 host: a Vm booted from the host image, with the tracker, its region and KVM.
+    While it runs, a LockupWatch reads its console: when its kernel reports a CPU stuck for
+    minutes, the host is stopped at once (`wedged` says why) instead of every wait on it or
+    its VMs running into its timeout."""
 
     def __init__(self, vm: Vm, image: HostImage, region: str | None) -> None:
         self.vm = vm
@@ -603,6 +614,24 @@ class Host:
         self.dax: str | None = None
         self.node: int | None = None
         self.vms: dict[int, NestedVm] = {}
+        self.wedged: str | None = None
+        self.watch = LockupWatch(vm.console_log, self._lost).start()
+
+    def _lost(self, report: str) -> None:
+        """LockupWatch's callback (its thread): stop L0's QEMU, which ends every wait on it."""
+        self.wedged = f"the host's kernel reports {report}"
+        self.vm.kill(f"stopped: {self.wedged}")
+
+    def wedge_report(self) -> str | None:
+        """Why the host cannot answer any more, if the platform lost it: a stuck CPU reported on
+        its console, or a vCPU QEMU sees wedged (checked from the caller's thread)."""
+        if self.wedged is None:
+            self.wedged = self.watch.poll()
+        if self.wedged is None and self.vm.alive():
+            stuck = self.vm.stuck_vcpus()
+            if stuck:
+                self.wedged = "; ".join(s.describe() for s in stuck)
+        return self.wedged
 
     @classmethod
     def config(
@@ -736,6 +765,7 @@ class Host:
                     vm.save_logs()
             with contextlib.suppress(GuestError, OSError):
                 vm.shutdown()
+        self.watch.stop()
         self.vm.shutdown()
 
 

@@ -316,7 +316,7 @@ class Vm:
         except (GuestError, QmpError, OSError, ValueError):
             return []
 
-    def _stuck_vcpus(self) -> list[VcpuState]:
+    def stuck_vcpus(self) -> list[VcpuState]:
         """The wedged vCPUs, each seen wedged twice 1 s apart (the two HMP queries behind one
         sighting are not one snapshot: a CPU just taking an interrupt could look wedged once)."""
         first = self._wedged()
@@ -328,9 +328,18 @@ class Vm:
 
     def _watchdog(self) -> None:
         """Ends a wait for the agent early when a vCPU is wedged: it would never answer."""
-        stuck = self._stuck_vcpus()
+        stuck = self.stuck_vcpus()
         if stuck:
             raise GuestError("the guest cannot answer any more:\n" + "\n".join(s.describe() for s in stuck))
+
+    def kill(self, why: str) -> None:
+        """SIGKILL QEMU now, from any thread (`why` goes to qemu.log); shutdown() still releases
+        the rest. For a guest that can never answer again: every socket to it closes at once."""
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            self._note(f"killed: {why}")
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
 
     def shutdown(self, timeout: float = 10.0) -> None:
         """Stop QEMU (QMP quit, then SIGTERM, then SIGKILL) and release everything. Idempotent."""
@@ -398,7 +407,7 @@ class Vm:
             if tr is not None:
                 tr.write(f"$ {cmd}\n!! {exc}\n")
                 tr.flush()
-            cls = GuestWedged if self.alive() and self._stuck_vcpus() else GuestError
+            cls = GuestWedged if self.alive() and self.stuck_vcpus() else GuestError
             raise cls(f"{exc}\n{self._diagnostics()}") from exc
         if tr is not None:
             tr.write(f"$ {cmd}\n{res.describe()}\n\n")
