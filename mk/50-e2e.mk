@@ -66,7 +66,7 @@ guest-run: guest ## boot the CXL topology once and run CMD (REGION=devdax|kmem o
 
 test-e2e: guest ## full-stack tests: boot VMs on the QEMU CXL model
 	@q="$(QEMU_BIN)"; test -x "$$q" || { echo "test-e2e: no QEMU binary (got '$$q'): needs qemu-cxl-model (make qemu-path) or CXLTRACK_QEMU"; exit 1; }; \
-	CXLTRACK_QEMU="$$q" CXLTRACK_GUEST_IMAGE=$(GUEST_IMAGE) $(call PYTEST,e2e) $(TOP)/tests/e2e
+	CXLTRACK_QEMU="$$q" CXLTRACK_GUEST_IMAGE=$(GUEST_IMAGE) $(call VM_PYTEST,e2e) $(TOP)/tests/e2e
 
 lint-e2e: ## ruff + mypy over tests/e2e (the harness package is covered by `make lint`)
 	@$(PY) -m ruff check --quiet $(TOP)/tests/e2e

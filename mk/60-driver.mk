@@ -110,5 +110,5 @@ driver-clean:
 DRIVER_JOBS ?= 2
 test-driver: guest ## full-stack driver tests (VMs with the tracker as function 1)
 	@q="$(strip $(QEMU_BIN))"; test -x "$$q" || { echo "test-driver: no QEMU binary (got '$$q')"; exit 1; }; \
-	CXLTRACK_QEMU="$$q" CXLTRACK_GUEST_IMAGE=$(GUEST_IMAGE) $(call PYTEST,driver) -n $(DRIVER_JOBS) --dist worksteal \
+	CXLTRACK_QEMU="$$q" CXLTRACK_GUEST_IMAGE=$(GUEST_IMAGE) $(call VM_PYTEST,driver) -n $(DRIVER_JOBS) --dist worksteal \
 		$(TOP)/tests/driver

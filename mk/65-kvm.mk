@@ -46,7 +46,7 @@ kvm-check: ## checkpatch --strict over the KVM series (kvm/patches)
 
 test-kvm: guest ## KVM selftests in the guest (L1 under TCG): patched and stock modules, memory on the device
 	@q="$(strip $(QEMU_BIN))"; test -x "$$q" || { echo "test-kvm: no QEMU binary (got '$$q')"; exit 1; }; \
-	CXLTRACK_QEMU="$$q" CXLTRACK_GUEST_IMAGE=$(GUEST_IMAGE) $(call PYTEST,kvm) $(TOP)/tests/kvm
+	CXLTRACK_QEMU="$$q" CXLTRACK_GUEST_IMAGE=$(GUEST_IMAGE) $(call VM_PYTEST,kvm) $(TOP)/tests/kvm
 
 test-kvm-full: ## test-kvm with the whole matrix (every selftest on every build; ~15 min)
 	@CXLTRACK_KVM_FULL=1 $(MAKE) --no-print-directory test-kvm

@@ -20,7 +20,7 @@ guest-host: $$(GUEST_DEPS) ## build the nested host image (L1 with the project's
 
 test-nested: guest-host ## nested tests: L1 host with KVM, L2 VMs with memory on the device, migration
 	@q="$(QEMU_BIN)"; test -x "$$q" || { echo "test-nested: no QEMU binary (got '$$q')"; exit 1; }; \
-	CXLTRACK_QEMU="$$q" CXLTRACK_HOST_IMAGE=$(HOST_IMAGE) $(call PYTEST,nested) $(TOP)/tests/nested
+	CXLTRACK_QEMU="$$q" CXLTRACK_HOST_IMAGE=$(HOST_IMAGE) $(call VM_PYTEST,nested) $(TOP)/tests/nested
 
 bench-migrate: guest-host ## migration bench; last line wp_faults_stock=<n> wp_faults_device=<n> pages_ratio=<r> ok=<pages equal>
 	@q="$(QEMU_BIN)"; test -x "$$q" || { echo "bench-migrate: no QEMU binary (got '$$q')"; exit 1; }; \

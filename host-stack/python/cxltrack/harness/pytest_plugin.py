@@ -39,7 +39,7 @@ import pytest
 from cxltrack.config import named as named_config
 
 from .image import GuestImage, load_image
-from .nested import DeviceMemory, Host, HostImage, NestedVm, VmSpec, load_host_image
+from .nested import DeviceMemory, Host, HostImage, HostWedged, NestedVm, VmSpec, load_host_image
 from .nested import boot_host as _boot_host
 from .pins import out_dir
 from .topology import Topology, cxl_type3_topology
@@ -49,13 +49,22 @@ from .vm import Vm, VmConfig
 BootVm = Callable[..., Vm]
 BootHost = Callable[..., Host]
 _REPORT_KEY = pytest.StashKey[dict[str, pytest.TestReport]]()
+HOSTS_KEY = pytest.StashKey[list[Host]]()
 # (test, wall seconds from starting QEMU to the agent's greeting), from the reports: a test
 # records each VM's boot in its user properties, which pytest-xdist carries to the controller.
 BOOT_TIMES: list[tuple[str, float]] = []
 _BOOT_PROPERTY = "vm_boot_seconds"
 
 
+# (test, first line of the error) of every run that pytest-rerunfailures ran again.
+RERUNS: list[tuple[str, str]] = []
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.outcome == "rerun":  # type: ignore[comparison-overlap]  # pytest-rerunfailures' outcome
+        crash = getattr(report.longrepr, "reprcrash", None)
+        why = str(crash.message if crash is not None else report.longrepr)
+        RERUNS.append((report.nodeid, why.splitlines()[0] if why else "?"))
     if report.when == "teardown":
         BOOT_TIMES.extend(
             (report.nodeid, v) for k, v in report.user_properties if k == _BOOT_PROPERTY and isinstance(v, float)
@@ -63,6 +72,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for nodeid, why in RERUNS:
+        terminalreporter.write_line(f"run again (the platform lost the machine): {nodeid}: {why}")
     if not BOOT_TIMES:
         return
     walls = sorted(t for _, t in BOOT_TIMES)
@@ -71,6 +82,21 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         f"e2e boot-to-ready: {len(walls)} VM(s), min {walls[0]:.2f} s, median {median:.2f} s, "
         f"max {walls[-1]:.2f} s (QEMU start to guest agent ready)"
     )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """A test that failed while a host it booted was lost to the platform (nested.HostWedged)
+    fails as HostWedged, its own error chained: `--reruns 1 --only-rerun` (mk/common.mk) then
+    runs it once more on a fresh host, and the report keeps both runs."""
+    try:
+        return (yield)
+    except Exception as exc:
+        for h in item.stash.get(HOSTS_KEY, []):
+            report = h.wedge_report()
+            if report is not None:
+                raise HostWedged(f"{h.vm.cfg.workdir.name}: {report}") from exc
+        raise
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -108,9 +134,17 @@ def test_dir(node: pytest.Item) -> Path:
 
 
 def _fresh_test_dir(node: pytest.Item) -> Path:
-    """The test's log directory, emptied of an earlier run's."""
+    """The test's log directory, emptied of an earlier run's. When the test runs again because
+    the platform lost its machine (`--reruns`, see pytest_runtest_call), the failed run's logs
+    move to <dir>.run<N> and stay."""
     base = test_dir(node)
-    shutil.rmtree(base, ignore_errors=True)
+    run = int(getattr(node, "execution_count", 1))
+    if run > 1 and base.exists():
+        shutil.rmtree(base.with_name(f"{base.name}.run{run - 1}"), ignore_errors=True)
+        base.rename(base.with_name(f"{base.name}.run{run - 1}"))
+    else:
+        for old in [base, *base.parent.glob(f"{base.name}.run*")]:
+            shutil.rmtree(old, ignore_errors=True)
     return base
 
 
@@ -191,6 +225,7 @@ def boot_host(request: pytest.FixtureRequest) -> Iterator[BootHost]:
     assert isinstance(node, pytest.Item)
     base = _fresh_test_dir(node)
     hosts: list[Host] = []
+    node.stash[HOSTS_KEY] = hosts
 
     def boot(region: str | None = "devdax", config: str = "default", kvm: bool = True, memory: str = "3G") -> Host:
         topo = tracker_topology(named_config(config))

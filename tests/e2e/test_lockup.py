@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A host lost to the platform, without a VM: the soft-lockup reader (harness/lockup.py) and
+the plugin's re-run of a test whose host wedged (pytest_plugin.pytest_runtest_call with
+pytest-rerunfailures, as mk/common.mk runs the VM suites). The report line is the one the
+nested host printed when a vCPU stopped answering its IPIs in CI."""
+
+from __future__ import annotations
+
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from cxltrack.harness.lockup import LockupWatch, stuck_report
+
+CI_LINE = b"[ 1044.599918] watchdog: BUG: soft lockup - CPU#1 stuck for 961s! [khugepaged:41]\n"
+
+
+def test_stuck_report_needs_the_threshold() -> None:
+    early = b"[   30.1] watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [kworker/0:1:12]\n"
+    assert stuck_report(early, 120) is None
+    assert stuck_report(early, 22) == "CPU#0 stuck for 22 s in kworker/0:1:12"
+    assert stuck_report(early + CI_LINE, 120) == "CPU#1 stuck for 961 s in khugepaged:41"
+    assert stuck_report(b"rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:\n", 0) is None
+
+
+def test_watch_reads_a_growing_console_and_a_line_split_across_reads(tmp_path: Path) -> None:
+    console = tmp_path / "console.log"
+    console.write_bytes(b"booting\n" + CI_LINE[:40])
+    watch = LockupWatch(console, lambda _: None)
+    assert watch.poll() is None  # half a line: not yet a report
+    with open(console, "ab") as f:
+        f.write(CI_LINE[40:])
+    assert watch.poll() == "CPU#1 stuck for 961 s in khugepaged:41"
+    assert watch.poll() == "CPU#1 stuck for 961 s in khugepaged:41"  # stays reported
+    assert LockupWatch(tmp_path / "missing.log", lambda _: None).poll() is None
+
+
+def test_watch_calls_back_from_its_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("cxltrack.harness.lockup.POLL_S", 0.05)
+    console = tmp_path / "console.log"
+    console.write_bytes(b"")
+    seen: list[str] = []
+    called = threading.Event()
+
+    def lost(report: str) -> None:
+        seen.append(report)
+        called.set()
+
+    watch = LockupWatch(console, lost).start()
+    try:
+        assert not called.wait(0.3)
+        console.write_bytes(CI_LINE)
+        assert called.wait(5.0)
+    finally:
+        watch.stop()
+    assert seen == ["CPU#1 stuck for 961 s in khugepaged:41"]
+
+
+def test_a_test_whose_host_wedged_runs_again_and_others_do_not(pytester: pytest.Pytester) -> None:
+    """The plugin turns a failure while a host of the test is wedged into HostWedged, and
+    `--reruns 1 --only-rerun` runs that test once more; an ordinary failure is not run again."""
+    pytester.makeconftest('pytest_plugins = ["cxltrack.harness.pytest_plugin"]\n')
+    pytester.makepyfile(
+        test_inner=textwrap.dedent("""
+        import pytest
+        from pathlib import Path
+        from cxltrack.harness.pytest_plugin import HOSTS_KEY
+
+        RUNS = []
+
+        class Lost:
+            class vm:
+                class cfg:
+                    workdir = Path("host0")
+            def wedge_report(self):
+                return "CPU#1 stuck for 961 s in khugepaged:41" if len(RUNS) == 1 else None
+
+        @pytest.fixture
+        def host(request):
+            request.node.stash[HOSTS_KEY] = [Lost()]
+
+        def test_lost_then_fine(host):
+            RUNS.append(1)
+            if len(RUNS) == 1:
+                raise TimeoutError("timed out")
+
+        def test_plain_failure(host):
+            assert False, "a real failure"
+    """)
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--reruns", "1", "--only-rerun", "^(HostWedged|GuestWedged):", "-rR"
+    )
+    assert result.parseoutcomes() == {"passed": 1, "failed": 1, "rerun": 1}, result.stdout.str()
+    text = result.stdout.str()
+    assert (
+        "run again (the platform lost the machine): test_inner.py::test_lost_then_fine: "
+        "cxltrack.harness.nested.HostWedged: host0: CPU#1 stuck for 961 s in khugepaged:41"
+    ) in text
+    assert "a real failure" in text
