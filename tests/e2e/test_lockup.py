@@ -12,28 +12,47 @@ from pathlib import Path
 
 import pytest
 
-from cxltrack.harness.lockup import LockupWatch, stuck_report
+from cxltrack.harness.lockup import RIP_WITHIN, LockupWatch, in_own_module, stuck_report
 
-CI_LINE = b"[ 1044.599918] watchdog: BUG: soft lockup - CPU#1 stuck for 961s! [khugepaged:41]\n"
+CI_REPORT = (
+    b"[ 1044.599918] watchdog: BUG: soft lockup - CPU#1 stuck for 961s! [khugepaged:41]\n"
+    b"[ 1044.599997] Modules linked in: kvm_amd(OE) ccp kvm(OE) irqbypass cxltrack(OE)\n"
+    b"[ 1044.600085] RIP: 0010:smp_call_function_many_cond+0x137/0x4c0\n"
+)
+CI_WHAT = "CPU#1 stuck for 961 s in khugepaged:41 at smp_call_function_many_cond+0x137/0x4c0"
 
 
-def test_stuck_report_needs_the_threshold() -> None:
+def test_stuck_report_needs_the_threshold_and_says_where() -> None:
     early = b"[   30.1] watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [kworker/0:1:12]\n"
     assert stuck_report(early, 120) is None
-    assert stuck_report(early, 22) == "CPU#0 stuck for 22 s in kworker/0:1:12"
-    assert stuck_report(early + CI_LINE, 120) == "CPU#1 stuck for 961 s in khugepaged:41"
+    assert stuck_report(early + CI_REPORT, 120) == CI_WHAT
     assert stuck_report(b"rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:\n", 0) is None
+    # no RIP line yet: wait for the rest of the report's burst, then report without it
+    assert stuck_report(early, 22) is None
+    assert stuck_report(early + b"x\n" * (RIP_WITHIN + 1), 22) == "CPU#0 stuck for 22 s in kworker/0:1:12"
 
 
-def test_watch_reads_a_growing_console_and_a_line_split_across_reads(tmp_path: Path) -> None:
+def test_a_cpu_stuck_in_the_projects_modules_is_a_bug_not_a_loss() -> None:
+    ours = b"soft lockup - CPU#0 stuck for 130s! [cxltrack-scrub:9]\nRIP: 0010:cxlt_scrub+0x12/0x40 [cxltrack]\n"
+    what = stuck_report(ours, 120)
+    assert what == "CPU#0 stuck for 130 s in cxltrack-scrub:9 at cxlt_scrub+0x12/0x40 [cxltrack]"
+    assert in_own_module(what)
+    assert not in_own_module(CI_WHAT)
+    assert not in_own_module("CPU#0 stuck for 130 s in x:1 at f+0x1/0x2 [virtio_blk]")
+
+
+def test_watch_reads_a_growing_console_and_a_report_split_across_reads(tmp_path: Path) -> None:
     console = tmp_path / "console.log"
-    console.write_bytes(b"booting\n" + CI_LINE[:40])
+    console.write_bytes(b"booting\n" + CI_REPORT[:40])
     watch = LockupWatch(console, lambda _: None)
     assert watch.poll() is None  # half a line: not yet a report
     with open(console, "ab") as f:
-        f.write(CI_LINE[40:])
-    assert watch.poll() == "CPU#1 stuck for 961 s in khugepaged:41"
-    assert watch.poll() == "CPU#1 stuck for 961 s in khugepaged:41"  # stays reported
+        f.write(CI_REPORT[40:150])
+    assert watch.poll() is None  # the report, but not yet its RIP line
+    with open(console, "ab") as f:
+        f.write(CI_REPORT[150:])
+    assert watch.poll() == CI_WHAT
+    assert watch.poll() == CI_WHAT  # stays reported
     assert LockupWatch(tmp_path / "missing.log", lambda _: None).poll() is None
 
 
@@ -51,11 +70,11 @@ def test_watch_calls_back_from_its_thread(tmp_path: Path, monkeypatch: pytest.Mo
     watch = LockupWatch(console, lost).start()
     try:
         assert not called.wait(0.3)
-        console.write_bytes(CI_LINE)
+        console.write_bytes(CI_REPORT)
         assert called.wait(5.0)
     finally:
         watch.stop()
-    assert seen == ["CPU#1 stuck for 961 s in khugepaged:41"]
+    assert seen == [CI_WHAT]
 
 
 def test_a_test_whose_host_wedged_runs_again_and_others_do_not(pytester: pytest.Pytester) -> None:

@@ -20,6 +20,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 SOFT_LOCKUP = re.compile(rb"soft lockup - CPU#(\d+) stuck for (\d+)s! \[([^\]]*)\]")
+# The stuck CPU's instruction pointer, printed a few lines after: a symbol, and for a module's
+# code the module in brackets ("RIP: 0010:cxlt_harvest+0x12/0x40 [cxltrack]").
+RIP = re.compile(rb"RIP: [0-9a-f]{4}:(\S+)( \[[\w]+\])?")
+# A CPU stuck in the project's own modules is the project's bug, never the platform's.
+OWN_MODULES = ("cxltrack", "kvm", "kvm_amd")
+# Lines after the report within which the kernel prints the RIP line (the report's burst).
+RIP_WITHIN = 40
 # Longer than any stall a busy emulated CPU recovers from in these tests: the watchdog reports
 # at ~22 s and every ~26 s after; a CPU that catches up does so within the first reports.
 DEFAULT_THRESHOLD_S = 120
@@ -27,11 +34,27 @@ POLL_S = 5.0
 
 
 def stuck_report(text: bytes, threshold_s: int) -> str | None:
-    """The first soft-lockup report in `text` of a CPU stuck for at least `threshold_s`."""
+    """The first soft-lockup report in `text` of a CPU stuck for at least `threshold_s`, with
+    where it is stuck ("CPU#1 stuck for 961 s in khugepaged:41 at smp_call_function_many_cond
+    +0x137/0x4c0"). None while the report's RIP line may still be on its way."""
     for m in SOFT_LOCKUP.finditer(text):
-        if int(m.group(2)) >= threshold_s:
-            return f"CPU#{int(m.group(1))} stuck for {int(m.group(2))} s in {m.group(3).decode(errors='replace')}"
+        if int(m.group(2)) < threshold_s:
+            continue
+        what = f"CPU#{int(m.group(1))} stuck for {int(m.group(2))} s in {m.group(3).decode(errors='replace')}"
+        after = text[m.end() :]
+        burst = b"\n".join(after.split(b"\n")[: RIP_WITHIN + 1])
+        rip = RIP.search(burst)
+        if rip is not None:
+            return f"{what} at {(rip.group(1) + (rip.group(2) or b'')).decode(errors='replace')}"
+        if after.count(b"\n") > RIP_WITHIN:
+            return what
+        return None
     return None
+
+
+def in_own_module(report: str) -> bool:
+    """The stuck CPU runs code of one of the project's modules: a bug to report, not a loss."""
+    return any(report.endswith(f" [{m}]") for m in OWN_MODULES)
 
 
 class LockupWatch:
@@ -46,6 +69,7 @@ class LockupWatch:
         self._lock = threading.Lock()  # poll() runs in the watch's thread and the owner's
         self._offset = 0
         self._tail = b""  # an incomplete last line, kept for the next read
+        self._lines = b""  # complete lines not yet ruled out
         self._thread = threading.Thread(target=self._run, name=f"lockup-watch {console}", daemon=True)
 
     def start(self) -> LockupWatch:
@@ -72,7 +96,11 @@ class LockupWatch:
             text = self._tail + data
             cut = text.rfind(b"\n") + 1
             self._tail = text[cut:]
-            self.report = stuck_report(text[:cut], self.threshold_s)
+            # complete lines from the first report on (a report's RIP line may come a poll later)
+            self._lines += text[:cut]
+            long = [m for m in SOFT_LOCKUP.finditer(self._lines) if int(m.group(2)) >= self.threshold_s]
+            self._lines = self._lines[long[0].start() :] if long else b""
+            self.report = stuck_report(self._lines, self.threshold_s)
             return self.report
 
     def _run(self) -> None:

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from .agent import AgentChannel, CommandResult, GuestCommandError, GuestError
 from .image import DEFAULT_APPEND, EXTRA_MODULES, GUEST_IMAGE_DIR, InitramfsImage, InitramfsSpec, build_initramfs
-from .lockup import LockupWatch
+from .lockup import LockupWatch, in_own_module
 from .pins import cache_dir
 from .qmp import Qmp, QmpError
 from .topology import Topology
@@ -614,20 +614,29 @@ class Host:
         self.dax: str | None = None
         self.node: int | None = None
         self.vms: dict[int, NestedVm] = {}
-        self.wedged: str | None = None
+        self.stuck: str | None = None  # a CPU reported stuck (the host was then stopped)
+        self.wedged: str | None = None  # ... and lost to the platform (HostWedged)
         self.watch = LockupWatch(vm.console_log, self._lost).start()
 
     def _lost(self, report: str) -> None:
-        """LockupWatch's callback (its thread): stop L0's QEMU, which ends every wait on it."""
-        self.wedged = f"the host's kernel reports {report}"
-        self.vm.kill(f"stopped: {self.wedged}")
+        """LockupWatch's callback (its thread): stop L0's QEMU, which ends every wait on it.
+        A CPU stuck in the project's own modules is stopped the same way, but it is a bug, not
+        a loss to the platform: `wedged` stays None and the test fails with its own error."""
+        stuck = f"the host's kernel reports {report}"
+        self.wedged = None if in_own_module(report) else stuck
+        self.stuck = stuck  # after wedged: the caller's thread reads stuck first
+        self.vm.kill(f"stopped: {stuck}")
 
     def wedge_report(self) -> str | None:
-        """Why the host cannot answer any more, if the platform lost it: a stuck CPU reported on
-        its console, or a vCPU QEMU sees wedged (checked from the caller's thread)."""
-        if self.wedged is None:
-            self.wedged = self.watch.poll()
-        if self.wedged is None and self.vm.alive():
+        """Why the host cannot answer any more, if the platform lost it: a CPU reported stuck
+        on its console outside the project's modules, or a vCPU QEMU sees wedged (checked from
+        the caller's thread)."""
+        if self.stuck is None:
+            report = self.watch.poll()
+            if report is not None:
+                self.stuck = f"the host's kernel reports {report}"
+                self.wedged = None if in_own_module(report) else self.stuck
+        if self.stuck is None and self.vm.alive():
             stuck = self.vm.stuck_vcpus()
             if stuck:
                 self.wedged = "; ".join(s.describe() for s in stuck)
