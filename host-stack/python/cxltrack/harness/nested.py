@@ -59,8 +59,8 @@ RUN_DIR = "/run/cxlt"
 FIRMWARE = ("bios-256k.bin", "linuxboot_dma.bin", "kvmvapic.bin")
 # L2 loads the virtio-blk driver for its disk; L1 loads kvm_amd when the host is set up.
 L2_BOOT_MODULES = ("virtio_blk",)
-# loop: the stock baseline's swap device (vswapper.run_stock)
-HOST_EXTRA_MODULES = (*EXTRA_MODULES, "kvm_amd", "virtio_balloon", "loop")
+# zram: the stock baseline's swap device (vswapper.swap_on)
+HOST_EXTRA_MODULES = (*EXTRA_MODULES, "kvm_amd", "virtio_balloon", "zram")
 HOST_DIR = GUEST_IMAGE_DIR / "host"
 # `quiet`: every console character is a port write that exits from L2 to the host's QEMU
 # through two levels of (emulated) SVM; the boot messages alone cost about 50 s of an L2

@@ -216,18 +216,21 @@ def vmstat(host: Host) -> dict[str, int]:
 
 
 def swap_on(host: Host, size: int) -> None:
-    """A swap device in the host: a loop device over a file in its tmpfs (path in HOST_SWAP.dev)."""
+    """A swap device in the host: zram (its path in HOST_SWAP.dev). Not a loop device over a
+    file in the host's tmpfs, as first built: the loop driver charges its writes into the
+    backing file to the memory cgroup of the pages it swaps out, so under the stock baseline's
+    limit the cgroup filled with pages under writeback that could only finish by allocating in
+    it; the VM's QEMU then faulted forever ("Out of memory and no killable processes"), which
+    was the baseline's hang. zram's memory is not charged to a cgroup."""
     host.run(
-        f"modprobe loop && rm -f {HOST_SWAP} && dd if=/dev/zero of={HOST_SWAP} bs=1M count={size // MiB} "
-        f"2>/dev/null && dev=$(losetup -f) && losetup $dev {HOST_SWAP} && echo $dev > {HOST_SWAP}.dev && "
-        "mkswap $dev >/dev/null && swapon $dev",
+        f"modprobe zram num_devices=1 && echo {size} > /sys/block/zram0/disksize && "
+        f"echo /dev/zram0 > {HOST_SWAP}.dev && mkswap /dev/zram0 >/dev/null && swapon /dev/zram0",
         timeout=300,
     )
 
 
 def swap_off(host: Host) -> None:
-    dev = f"$(cat {HOST_SWAP}.dev)"
-    host.run(f"swapoff {dev}; losetup -d {dev}; rm -f {HOST_SWAP}", check=False, timeout=300)
+    host.run("swapoff /dev/zram0; echo 1 > /sys/block/zram0/reset", check=False, timeout=300)
 
 
 def run_stock(
@@ -243,8 +246,8 @@ def run_stock(
     node is shared memory (a tmpfs file bound to the device's node) that cxlt-shmfill faulted
     in from a cgroup v2 whose memory.max is `limit`, so the host kernel's own reclaim keeps that
     node, and nothing else of the VM, within the limit (shared memory stays charged to the
-    cgroup that faulted it, through swap-out and swap-in), swapping to a loop device over a
-    file in the host's tmpfs (where the manager's swap file lies too). A cgroup around the
+    cgroup that faulted it, through swap-out and swap-in), swapping to zram (swap_on says why
+    not a loop device over tmpfs). A cgroup around the
     whole QEMU instead bounds the guest kernel's memory too: under nested TCG the L2 kernel
     thrashed and its agent did not answer for minutes. Counted: the host's swap writes and
     swap-ins (/proc/vmstat: the VM is the host's only workload; zero-filled pages are not
@@ -275,6 +278,8 @@ def run_stock(
     finally:
         vm.shutdown()
         host.release(vm)
+        # the node's pages go before the swap (they need no swap-in then), and the limit goes
+        # before swapoff, which would otherwise swap them in under it and invoke the OOM killer
+        host.run(f"rm -f {STOCK_SHM}; echo max > {STOCK_CGROUP}/memory.max", check=False)
         swap_off(host)
-        host.run(f"rm -f {STOCK_SHM}", check=False)
     return r
