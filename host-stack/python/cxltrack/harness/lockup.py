@@ -68,8 +68,9 @@ class LockupWatch:
         self._stop = threading.Event()
         self._lock = threading.Lock()  # poll() runs in the watch's thread and the owner's
         self._offset = 0
-        self._tail = b""  # an incomplete last line, kept for the next read
-        self._lines = b""  # complete lines not yet ruled out
+        # what is still to be read: from the first long report on (its RIP line may come a
+        # poll later), or else the last line if it is incomplete
+        self._pending = b""
         self._thread = threading.Thread(target=self._run, name=f"lockup-watch {console}", daemon=True)
 
     def start(self) -> LockupWatch:
@@ -93,14 +94,13 @@ class LockupWatch:
             except OSError:
                 return None
             self._offset += len(data)
-            text = self._tail + data
+            text = self._pending + data
             cut = text.rfind(b"\n") + 1
-            self._tail = text[cut:]
-            # complete lines from the first report on (a report's RIP line may come a poll later)
-            self._lines += text[:cut]
-            long = [m for m in SOFT_LOCKUP.finditer(self._lines) if int(m.group(2)) >= self.threshold_s]
-            self._lines = self._lines[long[0].start() :] if long else b""
-            self.report = stuck_report(self._lines, self.threshold_s)
+            long = (m for m in SOFT_LOCKUP.finditer(text, 0, cut) if int(m.group(2)) >= self.threshold_s)
+            first = next(long, None)
+            self._pending = text[first.start() :] if first else text[cut:]
+            if first:
+                self.report = stuck_report(text[first.start() : cut], self.threshold_s)
             return self.report
 
     def _run(self) -> None:

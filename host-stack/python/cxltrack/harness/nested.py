@@ -618,14 +618,18 @@ class Host:
         self.wedged: str | None = None  # ... and lost to the platform (HostWedged)
         self.watch = LockupWatch(vm.console_log, self._lost).start()
 
-    def _lost(self, report: str) -> None:
-        """LockupWatch's callback (its thread): stop L0's QEMU, which ends every wait on it.
-        A CPU stuck in the project's own modules is stopped the same way, but it is a bug, not
-        a loss to the platform: `wedged` stays None and the test fails with its own error."""
+    def _record(self, report: str) -> None:
+        """A CPU reported stuck: `stuck` says so, and `wedged` too unless the CPU is stuck in
+        the project's own modules (a bug, not a loss to the platform: the test then fails with
+        its own error). `wedged` first: the caller's thread reads `stuck` first."""
         stuck = f"the host's kernel reports {report}"
         self.wedged = None if in_own_module(report) else stuck
-        self.stuck = stuck  # after wedged: the caller's thread reads stuck first
-        self.vm.kill(f"stopped: {stuck}")
+        self.stuck = stuck
+
+    def _lost(self, report: str) -> None:
+        """LockupWatch's callback (its thread): stop L0's QEMU, which ends every wait on it."""
+        self._record(report)
+        self.vm.kill(f"stopped: {self.stuck}")
 
     def wedge_report(self) -> str | None:
         """Why the host cannot answer any more, if the platform lost it: a CPU reported stuck
@@ -634,8 +638,7 @@ class Host:
         if self.stuck is None:
             report = self.watch.poll()
             if report is not None:
-                self.stuck = f"the host's kernel reports {report}"
-                self.wedged = None if in_own_module(report) else self.stuck
+                self._record(report)
         if self.stuck is None and self.vm.alive():
             stuck = self.vm.stuck_vcpus()
             if stuck:

@@ -140,8 +140,9 @@ def _fresh_test_dir(node: pytest.Item) -> Path:
     base = test_dir(node)
     run = int(getattr(node, "execution_count", 1))
     if run > 1 and base.exists():
-        shutil.rmtree(base.with_name(f"{base.name}.run{run - 1}"), ignore_errors=True)
-        base.rename(base.with_name(f"{base.name}.run{run - 1}"))
+        failed_run = base.with_name(f"{base.name}.run{run - 1}")
+        shutil.rmtree(failed_run, ignore_errors=True)
+        base.rename(failed_run)
     else:
         for old in [base, *base.parent.glob(f"{base.name}.run*")]:
             shutil.rmtree(old, ignore_errors=True)

@@ -206,7 +206,7 @@ def delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
 
 STOCK_CGROUP = "/sys/fs/cgroup/vm-stock-node"
 STOCK_SHM = "/dev/shm/vm-stock-node"
-HOST_SWAP = "/run/cxlt/host-swap"
+STOCK_SWAP = "/dev/zram0"  # the host's swap device in the stock baseline (swap_on)
 
 
 def vmstat(host: Host) -> dict[str, int]:
@@ -216,7 +216,7 @@ def vmstat(host: Host) -> dict[str, int]:
 
 
 def swap_on(host: Host, size: int) -> None:
-    """A swap device in the host: zram (its path in HOST_SWAP.dev). Not a loop device over a
+    """A swap device in the host: zram (STOCK_SWAP). Not a loop device over a
     file in the host's tmpfs, as first built: the loop driver charges its writes into the
     backing file to the memory cgroup of the pages it swaps out, so under the stock baseline's
     limit the cgroup filled with pages under writeback that could only finish by allocating in
@@ -224,13 +224,13 @@ def swap_on(host: Host, size: int) -> None:
     was the baseline's hang. zram's memory is not charged to a cgroup."""
     host.run(
         f"modprobe zram num_devices=1 && echo {size} > /sys/block/zram0/disksize && "
-        f"echo /dev/zram0 > {HOST_SWAP}.dev && mkswap /dev/zram0 >/dev/null && swapon /dev/zram0",
+        f"mkswap {STOCK_SWAP} >/dev/null && swapon {STOCK_SWAP}",
         timeout=300,
     )
 
 
 def swap_off(host: Host) -> None:
-    host.run("swapoff /dev/zram0; echo 1 > /sys/block/zram0/reset", check=False, timeout=300)
+    host.run(f"swapoff {STOCK_SWAP}; echo 1 > /sys/block/zram0/reset", check=False, timeout=300)
 
 
 def run_stock(
@@ -270,7 +270,7 @@ def run_stock(
     vm = host.start_vm(spec)
     try:
         run_in(vm, r, blocks, anon, race_seconds, lambda: vmstat(host))
-        out = host.run(f"cxlt-swapmatch $(cat {HOST_SWAP}.dev) {DISK}.orig", timeout=300).out
+        out = host.run(f"cxlt-swapmatch {STOCK_SWAP} {DISK}.orig", timeout=300).out
         m = re.search(r"equal_to_block=(\d+)", out)
         assert m, out
         r.counters["silent-writes"] = int(m.group(1))
