@@ -119,3 +119,42 @@ def test_a_test_whose_host_wedged_runs_again_and_others_do_not(pytester: pytest.
         "cxltrack.harness.nested.HostWedged: host0: CPU#1 stuck for 961 s in khugepaged:41"
     ) in text
     assert "a real failure" in text
+
+
+def test_a_test_whose_vm_triple_faulted_runs_again_and_one_whose_kernel_spoke_does_not(
+    pytester: pytest.Pytester,
+) -> None:
+    """A VmReset with nothing on the VM's console (a triple fault: the platform) in a failure's
+    chain makes it GuestWedged, run once more; a VmReset whose kernel printed a report (an oops,
+    a panic: maybe the code under test) stays the test's failure."""
+    pytester.makeconftest('pytest_plugins = ["cxltrack.harness.pytest_plugin"]\n')
+    pytester.makepyfile(
+        test_inner=textwrap.dedent("""
+        from cxltrack.harness.agent import GuestError
+        from cxltrack.harness.nested import VmReset
+
+        RUNS = []
+
+        def test_silent_reset_then_fine():
+            RUNS.append(1)
+            if len(RUNS) == 1:
+                try:
+                    raise GuestError("response id 0 for request 127")
+                finally:
+                    raise VmReset("L2 VM vm-base was reset while in use with nothing on its console")
+
+        def test_reset_after_an_oops():
+            raise VmReset("L2 VM vm0 was reset while in use", ["BUG: unable to handle page fault"])
+    """)
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--reruns", "1", "--only-rerun", "^(HostWedged|GuestWedged):", "-rR"
+    )
+    assert result.parseoutcomes() == {"passed": 1, "failed": 1, "rerun": 1}, result.stdout.str()
+    text = result.stdout.str()
+    assert (
+        "run again (the platform lost the machine): test_inner.py::test_silent_reset_then_fine: "
+        "cxltrack.harness.vm.GuestWedged: L2 VM vm-base was reset while in use with nothing on its console "
+        "(the platform: nested SVM on TCG)"
+    ) in text
+    assert "run again (the platform lost the machine): test_inner.py::test_reset_after_an_oops" not in text

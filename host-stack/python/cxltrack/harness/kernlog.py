@@ -18,6 +18,20 @@ SPLAT = re.compile(
 )
 
 
+# What a kernel prints when it stops: the first of these in a console is where to start reading.
+FATAL = re.compile(SPLAT.pattern + r"|Kernel panic|unable to handle|stack-protector|Kernel Offset:")
+
+
+def first_report(console: str, lines: int = 24) -> list[str]:
+    """The console's first kernel report (a warning, oops or panic) and the lines after it, or
+    nothing: a VM that was reset while in use says why here, if its kernel said anything."""
+    text = console.splitlines()
+    for i, line in enumerate(text):
+        if FATAL.search(line):
+            return text[i : i + lines]
+    return []
+
+
 def dmesg_splats(vm: Vm) -> list[str]:
     """Lines of the guest's kernel log that report a warning, bug or oops."""
     out = vm.run("dmesg", check=False).out

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from .agent import AgentChannel, CommandResult, GuestCommandError, GuestError
 from .image import DEFAULT_APPEND, EXTRA_MODULES, GUEST_IMAGE_DIR, InitramfsImage, InitramfsSpec, build_initramfs
+from .kernlog import first_report
 from .lockup import LockupWatch, in_own_module
 from .pins import cache_dir
 from .qmp import Qmp, QmpError
@@ -266,7 +267,23 @@ START_RESETS_PER_VCPU = 2
 
 
 class VmReset(GuestError):
-    """An L2 VM was reset while in use (NestedVm.shutdown found CPU resets past ready)."""
+    """An L2 VM was reset while in use (NestedVm.shutdown found CPU resets past ready).
+    `kernel_report`: the first kernel report on its console (kernlog.first_report), empty
+    when its kernel said nothing: a triple fault, which SVM turns into a shutdown intercept
+    (KVM re-INITs the vCPU, the VM's QEMU resets the machine). No code of the project can
+    cause that from the VM's device node: the node is ZONE_MOVABLE in the guest
+    (memhp_default_state=online_movable), so it holds user and page-cache pages only, never the
+    page tables, descriptor tables or stacks a triple fault needs; a wrong page there is a
+    wrong page the workloads count, or an oops. It is the platform's (docs/harness.md: L2
+    guests reset under TCG's nested SVM, during migrations with stock KVM too)."""
+
+    def __init__(self, message: str, kernel_report: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.kernel_report = kernel_report or []
+
+    @property
+    def silent(self) -> bool:
+        return not self.kernel_report
 
 
 class VmHung(GuestError):
@@ -552,11 +569,15 @@ class NestedVm:
     def diagnostics(self, lines: int = 40) -> str:
         if not self.host.vm.alive():
             return "(the host is gone)"
-        con = self.console_text().splitlines()[-lines:]
+        console = self.console_text()
+        con = console.splitlines()[-lines:]
         log = self.host.run(f"cxlt-vm log {self.spec.name}", check=False).out.splitlines()[-lines:]
         debug = self.host.run(f"cxlt-vm debug {self.spec.name}", check=False).out
+        # First, because a CI excerpt shows the head of a failure: the kernel's own report.
+        report = first_report(console)
         return (
-            f"--- L2 {self.spec.name} qemu.log (tail) ---\n"
+            (f"--- L2 {self.spec.name} console: first kernel report ---\n" + "\n".join(report) + "\n" if report else "")
+            + f"--- L2 {self.spec.name} qemu.log (tail) ---\n"
             + "\n".join(log)
             + f"\n--- L2 {self.spec.name} -d cpu_reset,guest_errors log ({self.cpu_resets()} CPU resets, "
             f"{self.resets_at_ready if self.resets_at_ready is not None else '?'} when ready), tail ---\n"
@@ -578,10 +599,13 @@ class NestedVm:
         if self.stopped:
             return
         rebooted = None
+        report: list[str] = []
         ready = self.resets_at_ready
         if ready is not None and self.host.vm.alive() and self.cpu_resets() > ready:
             self.save_logs()
-            rebooted = f"L2 VM {self.spec.name} was reset while in use\n{self.diagnostics()}"
+            report = first_report(self.console_text())
+            why = "" if report else " with nothing on its console (a triple fault)"
+            rebooted = f"L2 VM {self.spec.name} was reset while in use{why}\n{self.diagnostics()}"
         if self.qmp is not None:
             with contextlib.suppress(OSError, QmpError, ValueError):
                 self.qmp.sock.settimeout(5)
@@ -591,7 +615,7 @@ class NestedVm:
         self.stopped = True
         self.host.release(self)
         if rebooted is not None:
-            raise VmReset(rebooted)
+            raise VmReset(rebooted, report)
 
 
 class HostWedged(GuestError):

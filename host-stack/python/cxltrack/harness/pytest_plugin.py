@@ -39,12 +39,12 @@ import pytest
 from cxltrack.config import named as named_config
 
 from .image import GuestImage, load_image
-from .nested import DeviceMemory, Host, HostImage, HostWedged, NestedVm, VmSpec, load_host_image
+from .nested import DeviceMemory, Host, HostImage, HostWedged, NestedVm, VmReset, VmSpec, load_host_image
 from .nested import boot_host as _boot_host
 from .pins import out_dir
 from .topology import Topology, cxl_type3_topology
 from .tracker import tracker_topology
-from .vm import Vm, VmConfig
+from .vm import GuestWedged, Vm, VmConfig
 
 BootVm = Callable[..., Vm]
 BootHost = Callable[..., Host]
@@ -87,8 +87,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """A test that failed while a host it booted was lost to the platform (nested.HostWedged)
-    fails as HostWedged, its own error chained: `--reruns 1 --only-rerun` (mk/common.mk) then
-    runs it once more on a fresh host, and the report keeps both runs."""
+    fails as HostWedged, and one that failed because an L2 VM triple-faulted (a VmReset with
+    nothing on the VM's console, in the failure's chain) as GuestWedged, its own error chained:
+    `--reruns 1 --only-rerun` (mk/common.mk) then runs it once more on a fresh host, and the
+    report keeps both runs. A VM reset whose kernel said why (an oops, a panic) stays the
+    test's failure."""
     try:
         return (yield)
     except Exception as exc:
@@ -96,7 +99,22 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
             report = h.wedge_report()
             if report is not None:
                 raise HostWedged(f"{h.vm.cfg.workdir.name}: {report}") from exc
+        reset = silent_vm_reset(exc)
+        if reset is not None:
+            raise GuestWedged(f"{str(reset).splitlines()[0]} (the platform: nested SVM on TCG)") from exc
         raise
+
+
+def silent_vm_reset(exc: BaseException) -> VmReset | None:
+    """The VmReset with nothing on the VM's console in `exc`'s chain (cause or context), if any."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, VmReset) and e.silent:
+            return e
+        e = e.__cause__ or e.__context__
+    return None
 
 
 @pytest.hookimpl(hookwrapper=True)
