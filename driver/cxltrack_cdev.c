@@ -12,7 +12,8 @@
  * on the calling task at each call, so a privileged process can open the
  * device and hand the file to a tenant without privileges. Without
  * CAP_SYS_ADMIN a caller may only read (INFO, STATS, a CTRL query, a
- * harvest without CLEAR/DECAY, BAT_GET, CHUNK_QUERY/CHUNK_LIST), use slots
+ * harvest without CLEAR/DECAY, BAT_GET, CHUNK_QUERY/CHUNK_LIST), harvest
+ * with CLEAR through its own view (CXLT_IOC_VIEW), use slots
  * it allocated itself and release chunks bound to it (cxltrack_chunk.c);
  * everything that changes device-wide state or a page's state needs
  * CAP_SYS_ADMIN, and no caller changes a page onlined as System RAM.
@@ -192,6 +193,7 @@ static long cxlt_ioc_harvest(struct cxlt_file *f, void __user *argp)
 {
 	struct cxlt_harvest __user *uh = argp;
 	struct cxlt_dev *cd = f->cd;
+	struct cxlt_pview *v;
 	struct cxlt_harvest h;
 	u64 need;
 	int ret;
@@ -204,9 +206,6 @@ static long cxlt_ioc_harvest(struct cxlt_file *f, void __user *argp)
 	ret = cxlt_harvest_check(cd, h.kind, h.start, h.count, h.flags);
 	if (ret)
 		return ret;
-	/* CLEAR/DECAY take the bits from every other consumer. */
-	if (h.flags && cxlt_need_admin())
-		return -EPERM;
 	need = h.kind == CXLT_HARVEST_HOTNESS ? h.count : h.count / 8;
 	if (h.buf_len < need)
 		return -EINVAL;
@@ -220,18 +219,51 @@ static long cxlt_ioc_harvest(struct cxlt_file *f, void __user *argp)
 	 */
 	if (put_user(0, &uh->done) || put_user(0, &uh->nr_set))
 		return -EFAULT;
-	/* Dirty bits cleared here would be missing from a kernel dirty log. */
-	if (h.kind == CXLT_HARVEST_DIRTY && h.flags & CXLT_HARVEST_F_CLEAR) {
-		ret = cxlt_klog_user_begin(cd);
-		if (ret)
-			return ret;
+	if (down_read_interruptible(&f->view_sem))
+		return -EINTR;
+	v = h.kind < CXLT_VIEW_KINDS ? f->view[h.kind] : NULL;
+	if (v && (h.start < v->start || h.start - v->start > v->count ||
+		  h.count > v->count - (h.start - v->start))) {
+		ret = -ERANGE;
+		goto out;
 	}
-	ret = cxlt_do_harvest(cd, f, h.kind, h.start, h.count, h.flags, NULL,
-			      u64_to_user_ptr(h.buf), &h.nr_set, &h.done);
-	if (h.kind == CXLT_HARVEST_DIRTY && h.flags & CXLT_HARVEST_F_CLEAR)
-		cxlt_klog_user_end(cd);
+	/*
+	 * A CLEAR through the file's view takes no other consumer's bits
+	 * (cxltrack_view.c). Otherwise CLEAR and DECAY change what every
+	 * consumer without a view sees, and WRITEBACK flushes every CPU.
+	 */
+	if (h.flags && !(v && h.flags == CXLT_HARVEST_F_CLEAR) &&
+	    cxlt_need_admin()) {
+		ret = -EPERM;
+		goto out;
+	}
+	ret = cxlt_do_harvest(cd, f, v, h.kind, h.start, h.count, h.flags,
+			      NULL, u64_to_user_ptr(h.buf), &h.nr_set, &h.done);
 	if (put_user(h.nr_set, &uh->nr_set) || put_user(h.done, &uh->done))
+		ret = -EFAULT;
+out:
+	up_read(&f->view_sem);
+	return ret;
+}
+
+static long cxlt_ioc_view(struct cxlt_file *f, void __user *argp)
+{
+	struct cxlt_view v;
+	int ret;
+
+	if (copy_from_user(&v, argp, sizeof(v)))
 		return -EFAULT;
+	if (v.flags || v.reserved0 || !cxlt_rsvd_zero(v.reserved, ARRAY_SIZE(v.reserved)) ||
+	    v.op > CXLT_VIEW_CLOSE || v.kind >= CXLT_VIEW_KINDS ||
+	    (v.op == CXLT_VIEW_CLOSE && (v.start || v.count)))
+		return -EINVAL;
+	if (down_write_killable(&f->view_sem))
+		return -EINTR;
+	if (v.op == CXLT_VIEW_OPEN)
+		ret = cxlt_view_open(f->cd, f, v.kind, v.start, v.count);
+	else
+		ret = cxlt_view_close(f->cd, f, v.kind);
+	up_write(&f->view_sem);
 	return ret;
 }
 
@@ -396,6 +428,9 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 	case CXLT_IOC_HARVEST:
 		return cxlt_ioc_harvest(f, argp);
+
+	case CXLT_IOC_VIEW:
+		return cxlt_ioc_view(f, argp);
 
 	case CXLT_IOC_BAT:
 		if (copy_from_user(&u.bat, argp, sizeof(u.bat)))

@@ -334,7 +334,7 @@ int cxlt_raw(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_raw *r)
 			goto out;
 		/* Quiesce: no more interrupts, the IRQ thread leaves the EVQ alone. */
 		mutex_lock(&cd->evq_mutex);
-		cxlt_klog_lost(cd);	/* harvests fail until raw mode ends */
+		cxlt_bits_lost(cd);	/* harvests fail until raw mode ends */
 		cd->raw_owner = f;
 		cxlt_int_enable(cd, false);
 		mutex_unlock(&cd->evq_mutex);
@@ -346,7 +346,7 @@ int cxlt_raw(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_raw *r)
 			goto out;
 		}
 		mutex_lock(&cd->evq_mutex);
-		cxlt_klog_lost(cd);	/* raw commands may have cleared dirty bits */
+		cxlt_bits_lost(cd);	/* raw commands may have cleared dirty bits */
 		cd->raw_owner = NULL;
 		cxlt_resync(cd, false);
 		mutex_unlock(&cd->evq_mutex);

@@ -18,6 +18,11 @@
  *
  * Locking (outer to inner)
  * ------------------------
+ *   f->view_sem  rw_semaphore per file: its views (CXLT_IOC_VIEW) stay while
+ *             a harvest uses them (read); opened and closed under write.
+ *   klog->lock  the kernel dirty log (cxltrack_dirtylog.c).
+ *   view_lock mutex. A harvest command with CLEAR of a bitmap and its
+ *             fan-out to the views (cxltrack_view.c), view list changes.
  *   life      rw_semaphore. Read: any path that touches the device on behalf
  *             of a caller (ioctls, sysfs, API). Write: remove() and PCI
  *             reset (reset_prepare .. reset_done), so nothing touches the
@@ -31,6 +36,8 @@
  *             event scope; the IRQ thread reads slot owners under it to
  *             route events (merge and release clear an owner under it,
  *             after draining the queue).
+ *   view_list_lock  spinlock, innermost: the view lists, for the loss
+ *             marking, which runs under cmd_lock or with life held.
  *   f->read_lock  mutex per file, taken alone: one reader copies out at a
  *             time, so a record leaves the ring only after it was copied.
  * The IRQ thread takes only evq_mutex and evq_lock; remove() frees the IRQ
@@ -86,6 +93,21 @@ struct cxlt_counters {
 
 struct cxlt_file;
 struct cxlt_klog;
+
+/*
+ * A consumer's view of the dirty or accessed bits (cxltrack_view.c): the
+ * bits other consumers' CLEAR harvests took from the device over its range.
+ */
+#define CXLT_VIEW_KINDS		2	/* CXLT_HARVEST_DIRTY, _ACCESSED */
+
+struct cxlt_pview {
+	struct list_head node;		/* cd->views[kind] */
+	u64 start, count;		/* pages, harvest-aligned */
+	unsigned long *pending;		/* bit i: page start + i */
+	bool kernel;			/* the kernel dirty log's shadow */
+};
+
+static_assert(BITS_PER_LONG == 64 && CXLT_HARVEST_ALIGN_PAGES % 64 == 0);
 
 struct cxlt_chunk_bind {
 	struct cxlt_file *file;
@@ -145,6 +167,12 @@ struct cxlt_dev {
 
 	struct cxlt_counters cnt;
 	struct cxlt_klog *klog;		/* kernel dirty log, cxltrack_dirtylog.c */
+
+	/* consumer views, cxltrack_view.c */
+	struct mutex view_lock;		/* CLEAR harvests of bitmaps + fan-out */
+	spinlock_t view_list_lock;	/* the lists, also for cxlt_bits_lost() */
+	struct list_head views[CXLT_VIEW_KINDS];
+	unsigned int nr_views;
 };
 
 struct cxlt_file {
@@ -156,6 +184,9 @@ struct cxlt_file {
 	struct cxlt_event ring[CXLT_FILE_RING];
 	unsigned int head, tail;	/* free-running */
 	bool overrun;
+	/* views (CXLT_IOC_VIEW); view_sem: harvests read, open/close write */
+	struct rw_semaphore view_sem;
+	struct cxlt_pview *view[CXLT_VIEW_KINDS];
 };
 
 struct cxlt_cmd_res {
@@ -196,9 +227,24 @@ void cxlt_writeback_all(struct cxlt_dev *cd);
 /* cxltrack_track.c */
 int cxlt_harvest_check(struct cxlt_dev *cd, u32 kind, u64 start, u64 count,
 		       u32 flags);
-int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f, u32 kind,
-		    u64 start, u64 count, u32 flags, void *kbuf,
-		    void __user *ubuf, u64 *nr_set, u64 *done);
+int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f,
+		    struct cxlt_pview *self, u32 kind, u64 start, u64 count,
+		    u32 flags, void *kbuf, void __user *ubuf, u64 *nr_set,
+		    u64 *done);
+
+/* cxltrack_view.c */
+void cxlt_views_init(struct cxlt_dev *cd);
+int cxlt_view_open(struct cxlt_dev *cd, struct cxlt_file *f, u32 kind,
+		   u64 start, u64 count);
+int cxlt_view_close(struct cxlt_dev *cd, struct cxlt_file *f, u32 kind);
+void cxlt_views_release_file(struct cxlt_dev *cd, struct cxlt_file *f);
+void cxlt_view_add_kernel(struct cxlt_dev *cd, struct cxlt_pview *v);
+void cxlt_view_del_kernel(struct cxlt_dev *cd, struct cxlt_pview *v);
+void cxlt_views_fanout(struct cxlt_dev *cd, u32 kind, struct cxlt_pview *self,
+		       u64 s, u64 n, const __le64 *bits);
+u64 cxlt_view_merge(struct cxlt_pview *v, u64 s, u64 n, __le64 *bits,
+		    bool take);
+void cxlt_bits_lost(struct cxlt_dev *cd);
 int cxlt_do_bat(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_bat *b,
 		const void *kaddr);
 
@@ -206,8 +252,6 @@ int cxlt_do_bat(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_bat *b,
 extern const struct attribute_group cxlt_klog_group;
 void cxlt_klog_free(struct cxlt_dev *cd);
 void cxlt_klog_lost(struct cxlt_dev *cd);
-int cxlt_klog_user_begin(struct cxlt_dev *cd);
-void cxlt_klog_user_end(struct cxlt_dev *cd);
 bool cxlt_dpa_in_system_ram(struct cxlt_dev *cd, u64 dpa, u64 len);
 int cxlt_user_addr_page(struct cxlt_dev *cd, u64 uaddr, u64 *page);
 bool cxlt_user_maps_page(struct cxlt_dev *cd, u64 uaddr, u64 page);

@@ -109,7 +109,7 @@ int cxlt_set_ctrl(struct cxlt_dev *cd, struct cxlt_ctrl *c)
 	if (set | clr | (c->flags & CXLT_CTRL_TIMEOUT)) {
 		/* Writes while tracking is off are not recorded anywhere. */
 		if ((cd->ctrl ^ ((cd->ctrl & ~clr) | set)) & CXLT_CTRL_TRACK_EN_MASK)
-			cxlt_klog_lost(cd);
+			cxlt_bits_lost(cd);
 		cd->ctrl = (cd->ctrl & ~clr) | set;
 		if (c->flags & CXLT_CTRL_TIMEOUT)
 			cd->slot_timeout = c->slot_timeout;
@@ -138,6 +138,7 @@ int cxlt_file_open(struct cxlt_dev *cd, struct cxlt_file *f)
 	f->cd = cd;
 	INIT_LIST_HEAD(&f->node);
 	mutex_init(&f->read_lock);
+	init_rwsem(&f->view_sem);
 	down_read(&cd->life);
 	if (cd->dead) {
 		up_read(&cd->life);
@@ -153,14 +154,17 @@ int cxlt_file_open(struct cxlt_dev *cd, struct cxlt_file *f)
  * @cd: tracker
  * @f: the closing file
  *
- * Raw mode ends, its OPEN slots and its bound chunks are released. Not
- * interruptible, so a killed process leaks nothing.
+ * Raw mode ends, its OPEN slots and its bound chunks are released, its
+ * views closed. Not interruptible, so a killed process leaks nothing.
  */
 void cxlt_file_release(struct cxlt_dev *cd, struct cxlt_file *f)
 {
 	cxlt_raw_release(cd, f);
 	cxlt_slots_release_file(cd, f);
 	cxlt_chunks_release_file(cd, f);
+	down_write(&f->view_sem);
+	cxlt_views_release_file(cd, f);
+	up_write(&f->view_sem);
 	cxlt_evq_del_file(cd, f);
 	mutex_destroy(&f->read_lock);
 }

@@ -15,9 +15,10 @@
  * kernel dirty log is open, harvested bits go into a per-tracker shadow
  * bitmap, one bit per DPA page, and each user takes (test-and-clears) only
  * the bits of the pages it maps. A bit is never dropped: it stays in the
- * shadow until a user of that page takes it. For the same reason user
- * space may not harvest dirty bits with CLEAR while a kernel dirty log is
- * open (-EBUSY). A PCI reset (which clears the device's tables), a change
+ * shadow until a user of that page takes it. The shadow is one of the
+ * tracker's dirty views (cxltrack_view.c), so user space's harvests with
+ * CLEAR add what they take to it instead of taking it from the logs. A PCI
+ * reset (which clears the device's tables), a change
  * of TRACK_EN and raw mode (writes unrecorded, bits cleared behind the
  * driver's back) are reported to every open log as a loss.
  */
@@ -52,6 +53,7 @@ struct cxlt_klog {
 	unsigned int nr_maps;
 	unsigned int users;		/* open log ranges on this tracker */
 	unsigned long *shadow;		/* caps.pages bits while users > 0 */
+	struct cxlt_pview view;		/* the shadow as a dirty view */
 	atomic64_t losses;		/* resets and failed harvests */
 	atomic64_t syncs;		/* harvests done for logs */
 	atomic64_t pages;		/* pages those harvests covered */
@@ -113,31 +115,6 @@ void cxlt_klog_lost(struct cxlt_dev *cd)
 {
 	if (cd->klog)
 		atomic64_inc(&cd->klog->losses);
-}
-
-/*
- * Around a user-space harvest that clears dirty bits: -EBUSY while a kernel
- * log is open on the tracker; otherwise no log opens until
- * cxlt_klog_user_end().
- */
-int cxlt_klog_user_begin(struct cxlt_dev *cd)
-{
-	struct cxlt_klog *kl = cxlt_klog_get(cd);
-
-	if (!kl)
-		return -ENOMEM;
-	if (mutex_lock_interruptible(&kl->lock))
-		return -EINTR;
-	if (kl->users) {
-		mutex_unlock(&kl->lock);
-		return -EBUSY;
-	}
-	return 0;
-}
-
-void cxlt_klog_user_end(struct cxlt_dev *cd)
-{
-	mutex_unlock(&cd->klog->lock);
 }
 
 struct cxlt_window_arg {
@@ -427,9 +404,16 @@ static void cxlt_log_take(struct cxlt_dev *cd, struct cxlt_dirty_log *log)
 	    !(READ_ONCE(cd->ctrl) & CXLT_CTRL_TRACK_EN_MASK) || READ_ONCE(cd->dead))
 		return;
 	mutex_lock(&kl->lock);
-	if (kl->nr_maps && !kl->shadow)
+	if (kl->nr_maps && !kl->shadow) {
 		kl->shadow = kvcalloc(BITS_TO_LONGS(cd->caps.pages),
 				      sizeof(unsigned long), GFP_KERNEL);
+		if (kl->shadow) {
+			kl->view.start = 0;
+			kl->view.count = cd->caps.pages;
+			kl->view.pending = kl->shadow;
+			cxlt_view_add_kernel(cd, &kl->view);
+		}
+	}
 	for (i = 0; kl->shadow && i < kl->nr_maps; i++) {
 		struct cxlt_log_range *r = &log->r[log->nr++];
 
@@ -485,6 +469,7 @@ void cxlt_dirty_log_close(struct cxlt_dirty_log *log)
 
 		mutex_lock(&kl->lock);
 		if (!--kl->users) {
+			cxlt_view_del_kernel(cd, &kl->view);
 			kvfree(kl->shadow);
 			kl->shadow = NULL;
 		}
@@ -552,8 +537,10 @@ static int cxlt_log_sync_range(struct cxlt_log_range *r)
 	buf = kvzalloc((end - start) / 8, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
-	ret = cxlt_do_harvest(cd, NULL, CXLT_HARVEST_DIRTY, start, end - start,
-			      CXLT_HARVEST_F_CLEAR, buf, NULL, &nr_set, &done);
+	/* Every other view gets these bits; the shadow gets them below. */
+	ret = cxlt_do_harvest(cd, NULL, &kl->view, CXLT_HARVEST_DIRTY, start,
+			      end - start, CXLT_HARVEST_F_CLEAR, buf, NULL,
+			      &nr_set, &done);
 	/* Also after an error: what was harvested before it is in buf. */
 	for (i = 0; i < (end - start) / 64; i++) {
 		u64 w = le64_to_cpu(buf[i]);

@@ -49,6 +49,7 @@ static void cxlt_dev_release(struct device *dev)
 	struct cxlt_dev *cd = container_of(dev, struct cxlt_dev, dev);
 
 	cxlt_klog_free(cd);
+	mutex_destroy(&cd->view_lock);
 	bitmap_free(cd->unscrubbed);
 	kvfree(cd->chunk_bind);
 	pci_dev_put(cd->memdev);
@@ -158,6 +159,7 @@ static int cxlt_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	mutex_init(&cd->evq_mutex);
 	spin_lock_init(&cd->evq_lock);
 	INIT_LIST_HEAD(&cd->files);
+	cxlt_views_init(cd);
 	init_waitqueue_head(&cd->wq);
 	BLOCKING_INIT_NOTIFIER_HEAD(&cd->notifier);
 	device_initialize(&cd->dev);
@@ -333,7 +335,7 @@ static void cxlt_reset_prepare(struct pci_dev *pdev)
 	struct cxlt_dev *cd = pci_get_drvdata(pdev);
 
 	cxlt_quiesce(cd);
-	cxlt_klog_lost(cd);	/* the reset clears the dirty bitmap */
+	cxlt_bits_lost(cd);	/* the reset clears the dirty bitmap */
 }
 
 static void cxlt_reset_done(struct pci_dev *pdev)
@@ -370,7 +372,7 @@ static int cxlt_resume(struct device *dev)
 
 	if (lost) {
 		dev_info(dev, "device state lost over suspend\n");
-		cxlt_klog_lost(cd);
+		cxlt_bits_lost(cd);
 	}
 	cxlt_unquiesce(cd, lost);
 	return 0;

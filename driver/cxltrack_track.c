@@ -113,6 +113,10 @@ static void cxlt_upin_drop(struct cxlt_upin *u)
  * cxlt_do_harvest() - harvest a page range, split into device commands
  * @cd: tracker
  * @f: calling file or NULL
+ * @self: the caller's view of @kind (cxltrack_view.c), or NULL: a dirty or
+ *        accessed command with CLEAR gives what it took from the device to
+ *        every other view; a user view's pending bits are added to the
+ *        result (and taken, with CLEAR); the kernel dirty log's are not.
  * @kind: CXLT_HARVEST_*
  * @start: first page
  * @count: pages
@@ -133,12 +137,16 @@ static void cxlt_upin_drop(struct cxlt_upin *u)
  * removal or a fault in @ubuf; -EIO whenever the device failed; otherwise
  * the errno.
  */
-int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f, u32 kind,
-		    u64 start, u64 count, u32 flags, void *kbuf,
-		    void __user *ubuf, u64 *nr_set, u64 *done)
+int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f,
+		    struct cxlt_pview *self, u32 kind, u64 start, u64 count,
+		    u32 flags, void *kbuf, void __user *ubuf, u64 *nr_set,
+		    u64 *done)
 {
 	bool hot = kind == CXLT_HARVEST_HOTNESS;
 	bool clear = flags & CXLT_HARVEST_F_CLEAR;
+	/* The command and its fan-out are one step for every other view. */
+	bool fanout = clear && !hot;
+	bool merge = self && !self->kernel && !hot;
 	u64 max = hot ? CXLT_HARVEST_MAX_HOTNESS_PAGES : CXLT_HARVEST_MAX_BITMAP_PAGES;
 	u8 op = kind == CXLT_HARVEST_DIRTY ? CXLT_OP_HARVEST_DIRTY :
 		kind == CXLT_HARVEST_ACCESSED ? CXLT_OP_HARVEST_ACCESSED :
@@ -179,8 +187,16 @@ int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f, u32 kind,
 			if (ret)
 				break;
 		}
+		if (fanout && mutex_lock_interruptible(&cd->view_lock)) {
+			if (ubuf)
+				cxlt_upin_drop(&pin);
+			ret = -EINTR;
+			break;
+		}
 		ret = cxlt_enter(cd, f);
 		if (ret) {
+			if (fanout)
+				mutex_unlock(&cd->view_lock);
 			if (ubuf)
 				cxlt_upin_drop(&pin);
 			break;
@@ -206,10 +222,20 @@ int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f, u32 kind,
 			memset(bounce, 0xff, len);
 			got = n;
 		} else if (ret) {
+			if (fanout)
+				mutex_unlock(&cd->view_lock);
 			if (ubuf)
 				cxlt_upin_drop(&pin);
 			break;
 		}
+		if (fanout)
+			cxlt_views_fanout(cd, kind, self, start + *done, n,
+					  (const __le64 *)bounce);
+		if (merge)
+			got += cxlt_view_merge(self, start + *done, n,
+					       (__le64 *)bounce, clear);
+		if (fanout)
+			mutex_unlock(&cd->view_lock);
 		total += got;
 		if (ubuf)
 			cxlt_upin_put(&pin, bounce, len);
@@ -308,7 +334,7 @@ int cxlt_harvest(struct cxlt_dev *cd, u32 kind, u64 start, u64 count,
 
 	if (flags & CXLT_KHARVEST_WBINVD)
 		wbinvd_on_all_cpus();
-	ret = cxlt_do_harvest(cd, NULL, kind, start, count,
+	ret = cxlt_do_harvest(cd, NULL, NULL, kind, start, count,
 			      flags & ~CXLT_KHARVEST_WBINVD, out, NULL, &n, &done);
 	if (nr_set)
 		*nr_set = n;

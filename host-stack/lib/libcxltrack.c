@@ -297,6 +297,20 @@ int cxltrack_event_scope(struct cxltrack *t, unsigned int scope)
 	return ioc(t, CXLT_IOC_EVENT_SCOPE, &s);
 }
 
+int cxltrack_view_open(struct cxltrack *t, unsigned int kind, uint64_t start, uint64_t count)
+{
+	struct cxlt_view v = { .op = CXLT_VIEW_OPEN, .kind = kind, .start = start, .count = count };
+
+	return ioc(t, CXLT_IOC_VIEW, &v);
+}
+
+int cxltrack_view_close(struct cxltrack *t, unsigned int kind)
+{
+	struct cxlt_view v = { .op = CXLT_VIEW_CLOSE, .kind = kind };
+
+	return ioc(t, CXLT_IOC_VIEW, &v);
+}
+
 int cxltrack_events(struct cxltrack *t, struct cxlt_event *ev, int max, int timeout_ms)
 {
 	struct pollfd p = { .fd = t->fd, .events = POLLIN };

@@ -98,6 +98,13 @@ int cxltrack_events(struct cxltrack *t, struct cxlt_event *ev, int max, int time
 const char *cxltrack_event_name(unsigned int type);
 /* Which events this handle gets: CXLT_EVENTS_OWN (default) or _ALL (CAP_SYS_ADMIN). */
 int cxltrack_event_scope(struct cxltrack *t, unsigned int scope);
+/*
+ * This file's own view of CXLT_HARVEST_DIRTY or _ACCESSED bits over [start, start + count)
+ * (CXLT_IOC_VIEW): its harvests with CLEAR take no other consumer's bits and need no
+ * capability. Closing the file closes it too.
+ */
+int cxltrack_view_open(struct cxltrack *t, unsigned int kind, uint64_t start, uint64_t count);
+int cxltrack_view_close(struct cxltrack *t, unsigned int kind);
 
 /* Raw register access (module parameter allow_raw=1, CAP_SYS_RAWIO). */
 int cxltrack_raw(struct cxltrack *t, unsigned int op, unsigned int offset,

@@ -122,6 +122,20 @@ def test_unprivileged_tenants(tracker_vm: TrackerFactory) -> None:
     assert r.status == 1 and "SLOT_ALLOC past tenant_slots: got success" in r.err, r.err
 
 
+def test_consumer_views_keep_every_consumer_s_bits(tracker_vm: TrackerFactory) -> None:
+    """Consumer views (CXLT_IOC_VIEW): another consumer's harvest with CLEAR leaves a view the
+    pages it took from the device (dirty and accessed), and a view's CLEAR takes only its own.
+    Then two tenants without privileges harvest with CLEAR through their views while a root
+    consumer without a view clears the whole working set every few milliseconds and a writer
+    thread writes: every page's last write reaches each tenant in a harvest that ended after
+    it, and no tenant sees a page that was never written. Before views, a tenant could not
+    clear at all (EPERM) and root's CLEARs took every other consumer's bits."""
+    t = tracker_vm()
+    out = t.run(f"cxlt-test views {DAX} 1024 10 31", timeout=300).out
+    print(out)
+    assert out.count("no lost write") == 2 and "no tenant lost a write" in out and "takes only its own" in out
+
+
 def test_chunks_are_bound_to_the_file_that_assigned_them(tracker_vm: TrackerFactory) -> None:
     """A chunk is the assigning file's: no other file (root's included) releases it or takes
     its owner id, the file releases it without privileges and gets the release's SCRUB_DONE

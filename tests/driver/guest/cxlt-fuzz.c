@@ -139,11 +139,12 @@ static void one(int fd)
 		struct cxlt_raw raw;
 		struct cxlt_addr_page ap;
 		struct cxlt_bat_set_addrs ba;
+		struct cxlt_view v;
 		uint8_t bytes[512];
 	} u;
 	unsigned long req;
 	void *arg = &u;
-	int which = (int)(rnd() % 18);
+	int which = (int)(rnd() % 19);
 	long ret;
 
 	memset(&u, 0, sizeof(u));
@@ -276,13 +277,21 @@ static void one(int fd)
 		u.ba.count = (uint32_t)val(CXLT_BAT_ADDRS_MAX);
 		break;
 	}
+	case 17:
+		/* views: open, close, bad kinds, ranges and reserved fields */
+		req = CXLT_IOC_VIEW;
+		u.v.op = (uint32_t)(rnd() % 4 ? rnd() % 2 : rnd());
+		u.v.kind = (uint32_t)(rnd() % 4 ? rnd() % 3 : rnd());
+		u.v.start = val(info.pages);
+		u.v.count = val(info.pages);
+		break;
 	default:
 		/* A valid number with a bad argument pointer. */
 		req = pick((const uint64_t[]){ CXLT_IOC_INFO, CXLT_IOC_HARVEST, CXLT_IOC_BAT,
 					       CXLT_IOC_SLOT_QUERY, CXLT_IOC_CHUNK_LIST,
 					       CXLT_IOC_STATS, CXLT_IOC_CTRL,
 					       CXLT_IOC_EVENT_SCOPE, CXLT_IOC_ADDR_PAGE,
-					       CXLT_IOC_BAT_SET_ADDRS }, 10);
+					       CXLT_IOC_BAT_SET_ADDRS, CXLT_IOC_VIEW }, 11);
 		arg = (void *)(uintptr_t)pick((const uint64_t[]){ 0, 1, (uintptr_t)hole,
 			(uintptr_t)ro_page, 0xffff888000000000ull, (uintptr_t)buf + buf_len - 8 }, 6);
 		break;

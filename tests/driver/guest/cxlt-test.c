@@ -12,6 +12,12 @@
  *                                              on the harvester, a second file contending for
  *                                              the engine and buf pages write-protected at
  *                                              random: short results lose nothing
+ *   cxlt-test views    DAX PAGES SECONDS SEED  consumer views (CXLT_IOC_VIEW): what a view
+ *                                              reports after another consumer's CLEAR; then
+ *                                              two unprivileged tenants harvest with CLEAR
+ *                                              through views while a privileged thief without
+ *                                              one clears too and a writer writes: no tenant
+ *                                              loses a write, none sees an unwritten page
  *   cxlt-test bat      DAX PAGES ROUNDS SEED   association invalidated by CPU stores
  *   cxlt-test discard  DAX PAGES ROUNDS SEED   discard-if-clean racing a writer (property b)
  *   cxlt-test slot     DAX PAGES ROUNDS SEED   full-page and partial merges (property c)
@@ -270,6 +276,238 @@ static int mode_race(double seconds)
 	}
 	printf("ok race: %" PRIu64 " writes, %" PRIu64 " harvests racing them, %" PRIu64
 	       " page reports, no lost write, no spurious page\n", writes_done, harvests, reports);
+	return 0;
+}
+
+/* --- views: consumer views, no consumer takes another's bits --------------- */
+static int expect_err(int ret, int want, const char *what);
+
+struct views_shared {
+	_Atomic uint64_t gseq;
+	atomic_int open;		/* tenants whose view is open */
+	atomic_int stop;		/* the writer stopped */
+	_Atomic uint64_t last_write[];	/* per page: gseq taken just before its last store */
+};
+
+static struct views_shared *vsh;
+
+static void *views_writer(void *arg)
+{
+	uint64_t s = rng_state ^ 0xfeed;
+
+	(void)arg;
+	while (!atomic_load(&writer_stop)) {
+		uint64_t p, seq;
+
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		p = s % npages;
+		seq = atomic_fetch_add(&vsh->gseq, 1);
+		vsh->last_write[p] = seq;
+		*(volatile uint64_t *)(page_ptr(first_page + p) + (s >> 32) % (page_size / 8) * 8) = s;
+		writes_done++;
+		if (!(s & 15))
+			usleep(50);	/* sparse enough that a harvest does not see every page */
+	}
+	return NULL;
+}
+
+static uint8_t *harvest_on(struct cxltrack *h, unsigned int kind, unsigned int flags,
+			   uint64_t *nr)
+{
+	size_t len = cxltrack_harvest_bytes(kind, npages);
+	uint8_t *buf = calloc(1, len);
+
+	if (!buf)
+		fail("oom");
+	check(cxltrack_harvest(h, kind, first_page, npages, flags, buf, len, nr), "harvest");
+	return buf;
+}
+
+/* One page written and then cleared by a consumer without a view: what views see. */
+static void views_semantics(unsigned int kind)
+{
+	const char *k = kind == CXLT_HARVEST_DIRTY ? "dirty" : "accessed";
+	struct cxltrack *a, *b;
+	uint64_t p = 5, nr;
+	uint8_t *bm;
+
+	check(cxltrack_open(NULL, &a), "open (view A)");
+	check(cxltrack_open(NULL, &b), "open (view B)");
+	free(harvest(kind, CXLT_HARVEST_F_CLEAR, &nr));
+	check(cxltrack_view_open(a, kind, first_page, npages), "VIEW_OPEN A");
+	check(cxltrack_view_open(b, kind, first_page, npages), "VIEW_OPEN B");
+	if (kind == CXLT_HARVEST_DIRTY)
+		*(volatile uint64_t *)page_ptr(first_page + p) = 1;
+	else
+		(void)*(volatile uint64_t *)page_ptr(first_page + p);
+	/* The thief (no view) clears the device... */
+	bm = harvest(kind, CXLT_HARVEST_F_CLEAR, &nr);
+	if (nr != 1 || !bit(bm, p))
+		fail("%s: the thief's harvest did not see the page (%" PRIu64 " set)", k, nr);
+	free(bm);
+	/* ... and each view still has the page: without CLEAR (kept), with CLEAR (taken). */
+	bm = harvest_on(a, kind, 0, &nr);
+	if (nr != 1 || !bit(bm, p))
+		fail("%s: view A lost the page to another consumer's CLEAR (%" PRIu64 " set)", k, nr);
+	free(bm);
+	bm = harvest_on(a, kind, CXLT_HARVEST_F_CLEAR, &nr);
+	if (nr != 1 || !bit(bm, p))
+		fail("%s: view A's CLEAR did not report its pending page", k);
+	free(bm);
+	bm = harvest_on(a, kind, CXLT_HARVEST_F_CLEAR, &nr);
+	if (nr)
+		fail("%s: view A reported %" PRIu64 " pages again after taking them", k, nr);
+	free(bm);
+	/* A's CLEAR took nothing from B. */
+	bm = harvest_on(b, kind, CXLT_HARVEST_F_CLEAR, &nr);
+	if (nr != 1 || !bit(bm, p))
+		fail("%s: view B lost the page to view A's CLEAR", k);
+	free(bm);
+	/* A consumer without a view sees the device only: B took nothing from it either. */
+	bm = harvest(kind, 0, &nr);
+	if (nr)
+		fail("%s: %" PRIu64 " pages on the device after the thief's CLEAR", k, nr);
+	free(bm);
+	expect_err(cxltrack_view_open(a, kind, first_page, npages), -EBUSY, "second VIEW_OPEN");
+	bm = calloc(1, npages / 8 + 8);
+	if (!bm)
+		fail("oom");
+	expect_err(cxltrack_harvest(a, kind, first_page, npages + 64, 0, bm, npages / 8 + 8, &nr),
+		   -ERANGE, "harvest beyond the view");
+	free(bm);
+	check(cxltrack_view_close(a, kind), "VIEW_CLOSE");
+	expect_err(cxltrack_view_close(a, kind), -ENOENT, "VIEW_CLOSE without a view");
+	cxltrack_close(a);
+	cxltrack_close(b);	/* closes B's view */
+}
+
+/* An unprivileged tenant: its view, its CLEAR harvests until the writer stops. */
+static int views_tenant(struct cxltrack *h, int id, double seconds)
+{
+	uint64_t *last_report = calloc(npages, sizeof(uint64_t)), harvests = 0, reports = 0, nr;
+	struct cxlt_view bad = { .op = CXLT_VIEW_OPEN, .kind = CXLT_HARVEST_HOTNESS,
+				 .start = first_page, .count = npages };
+	uint8_t bm[8];
+
+	if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		fail("cannot drop privileges: %s", strerror(errno));
+	expect_err(cxltrack_harvest(h, CXLT_HARVEST_DIRTY, first_page, 64, CXLT_HARVEST_F_CLEAR,
+				    bm, sizeof(bm), &nr), -EPERM, "CLEAR without a view");
+	if (ioctl(h->fd, CXLT_IOC_VIEW, &bad) != -1 || errno != EINVAL)
+		fail("VIEW_OPEN of hotness counters: not EINVAL");
+	expect_err(cxltrack_view_open(h, CXLT_HARVEST_DIRTY, first_page + 1, npages), -EINVAL,
+		   "VIEW_OPEN misaligned");
+	expect_err(cxltrack_view_open(h, CXLT_HARVEST_DIRTY, 0, h->info.pages + 64), -ERANGE,
+		   "VIEW_OPEN beyond the device");
+	check(cxltrack_view_open(h, CXLT_HARVEST_DIRTY, first_page, npages), "VIEW_OPEN (tenant)");
+	expect_err(cxltrack_harvest(h, CXLT_HARVEST_DIRTY, first_page, 64,
+				    CXLT_HARVEST_F_CLEAR | CXLT_HARVEST_F_WRITEBACK, bm, sizeof(bm),
+				    &nr), -EPERM, "CLEAR|WRITEBACK through a view");
+	atomic_fetch_add(&vsh->open, 1);
+	for (int final = 0; final < 2;) {
+		uint64_t h_end;
+		uint8_t *got;
+
+		if (final == 0 && atomic_load(&vsh->stop))
+			final = 1;	/* one more harvest with the writer stopped */
+		else if (final == 1)
+			final = 2;
+		got = harvest_on(h, CXLT_HARVEST_DIRTY, CXLT_HARVEST_F_CLEAR, &nr);
+		h_end = atomic_load(&vsh->gseq);
+		harvests++;
+		for (uint64_t i = 0; i < npages; i++) {
+			if (!bit(got, i))
+				continue;
+			reports++;
+			if (!vsh->last_write[i])
+				fail("tenant %d: page %" PRIu64 " reported but never written", id,
+				     first_page + i);
+			last_report[i] = h_end;
+		}
+		free(got);
+		if (final == 2)
+			break;
+		usleep((useconds_t)(rnd() % 20000));
+	}
+	for (uint64_t i = 0; i < npages; i++)
+		if (vsh->last_write[i] && last_report[i] <= vsh->last_write[i])
+			fail("LOST WRITE in tenant %d's view: page %" PRIu64 " last written at seq %"
+			     PRIu64 ", last reported by a harvest ending at %" PRIu64, id,
+			     first_page + i, vsh->last_write[i], last_report[i]);
+	printf("ok views tenant %d: %" PRIu64 " CLEAR harvests, %" PRIu64
+	       " page reports, no lost write (%.0f s)\n", id, harvests, reports, seconds);
+	return 0;
+}
+
+static int mode_views(double seconds)
+{
+	size_t shared = sizeof(*vsh) + npages * sizeof(uint64_t);
+	uint64_t thefts = 0, stolen = 0, nr;
+	struct cxltrack *ten[2];
+	pid_t pid[2];
+	pthread_t wr;
+	int bad = 0;
+	double end;
+
+	views_semantics(CXLT_HARVEST_DIRTY);
+	views_semantics(CXLT_HARVEST_ACCESSED);
+	printf("ok views: another consumer's CLEAR leaves a view its pages, a view's CLEAR "
+	       "takes only its own (dirty and accessed)\n");
+
+	vsh = mmap(NULL, shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (vsh == MAP_FAILED)
+		fail("mmap: %s", strerror(errno));
+	vsh->gseq = 1;
+	free(harvest(CXLT_HARVEST_DIRTY, CXLT_HARVEST_F_CLEAR, &nr));
+	for (int i = 0; i < 2; i++) {
+		check(cxltrack_open(NULL, &ten[i]), "open (tenant)");
+		pid[i] = fork();
+		if (pid[i] < 0)
+			fail("fork: %s", strerror(errno));
+		if (!pid[i]) {
+			rng_state += (uint64_t)i + 1;
+			_exit(views_tenant(ten[i], i, seconds));
+		}
+		cxltrack_close(ten[i]);
+	}
+	while (atomic_load(&vsh->open) < 2) {
+		int st;
+
+		/* A tenant that failed before opening its view must not hang the test. */
+		for (int i = 0; i < 2; i++)
+			if (pid[i] > 0 && waitpid(pid[i], &st, WNOHANG) == pid[i])
+				fail("tenant %d exited before its view was open (status %d)", i, st);
+		usleep(1000);
+	}
+	if (pthread_create(&wr, NULL, views_writer, NULL))
+		fail("pthread_create");
+	/* The thief: a privileged consumer without a view, clearing all the time. */
+	end = now_s() + seconds;
+	while (now_s() < end) {
+		free(harvest(CXLT_HARVEST_DIRTY, CXLT_HARVEST_F_CLEAR, &nr));
+		thefts++;
+		stolen += nr;
+		usleep((useconds_t)(rnd() % 5000));
+	}
+	atomic_store(&writer_stop, 1);
+	pthread_join(wr, NULL);
+	atomic_store(&vsh->stop, 1);
+	for (int i = 0; i < 2; i++) {
+		int st;
+
+		if (waitpid(pid[i], &st, 0) != pid[i] || !WIFEXITED(st) || WEXITSTATUS(st)) {
+			fprintf(stderr, "tenant %d failed (status %d)\n", i, st);
+			bad = 1;
+		}
+	}
+	if (bad)
+		fail("a tenant's view lost a write or reported an unwritten page");
+	if (!stolen)
+		fail("the thief took no bits: the race did not happen");
+	printf("ok views: %" PRIu64 " writes; a thief without a view cleared %" PRIu64
+	       " times (%" PRIu64 " pages) and no tenant lost a write\n", writes_done, thefts, stolen);
 	return 0;
 }
 
@@ -1304,6 +1542,8 @@ int main(int argc, char **argv)
 		return mode_race((double)n);
 	if (!strcmp(argv[1], "sigrace"))
 		return mode_sigrace((double)n);
+	if (!strcmp(argv[1], "views"))
+		return mode_views((double)n);
 	if (!strcmp(argv[1], "bat"))
 		return mode_bat(n);
 	if (!strcmp(argv[1], "discard"))

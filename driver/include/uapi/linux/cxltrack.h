@@ -35,7 +35,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define CXLT_UAPI_VERSION		5
+#define CXLT_UAPI_VERSION		6
 
 #define CXLT_IOC_MAGIC			0xC7
 
@@ -338,6 +338,38 @@ struct cxlt_bat_set_addrs {
 	__u64 reserved[2];
 };
 
+/*
+ * CXLT_IOC_VIEW (version 6): this file's own view of the dirty or accessed
+ * bits of a page range, so that its harvests with CLEAR take no other
+ * consumer's bits and no other consumer's take its. While a view is open,
+ * every harvest with CLEAR of that kind, by any file or in-kernel user, adds
+ * the bits it took from the device to every other view covering them, and a
+ * harvest of that kind through this file reports the device's bits plus the
+ * view's pending ones (taking them with CLEAR). So a harvest with CLEAR
+ * through a view reports every page written (accessed) since the view's
+ * previous harvest of it, or since the view was opened, whoever cleared the
+ * device meanwhile; it needs no capability. While a file holds a view of a
+ * kind, its harvests of that kind must lie inside the view (-ERANGE).
+ * A device reset, a TRACK_EN change, raw mode or state lost over suspend
+ * make every page of every view pending: reported once as written.
+ * OPEN: @start, @count aligned like a harvest; -EBUSY if the file has a view
+ * of @kind, -ENOSPC when the tracker has CXLT_VIEWS_MAX views. CLOSE:
+ * -ENOENT without one. Closing the file closes its views.
+ */
+#define CXLT_VIEW_OPEN			0
+#define CXLT_VIEW_CLOSE			1
+#define CXLT_VIEWS_MAX			64	/* per tracker */
+
+struct cxlt_view {
+	__u32 op;		/* CXLT_VIEW_* */
+	__u32 kind;		/* CXLT_HARVEST_DIRTY or CXLT_HARVEST_ACCESSED */
+	__u64 start;		/* OPEN: first page */
+	__u64 count;		/* OPEN: pages; CLOSE: start and count 0 */
+	__u32 flags;		/* none defined */
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
 /* An event record, as read() returns it. */
 #define CXLT_EV_SLOT_FULL		1
 #define CXLT_EV_SLOT_TIMEOUT		2
@@ -401,6 +433,7 @@ struct cxlt_raw {
 #define CXLT_IOC_EVENT_SCOPE	_IOW(CXLT_IOC_MAGIC, 0x0c, struct cxlt_event_scope)
 #define CXLT_IOC_ADDR_PAGE	_IOWR(CXLT_IOC_MAGIC, 0x0d, struct cxlt_addr_page)
 #define CXLT_IOC_BAT_SET_ADDRS	_IOWR(CXLT_IOC_MAGIC, 0x0e, struct cxlt_bat_set_addrs)
+#define CXLT_IOC_VIEW		_IOW(CXLT_IOC_MAGIC, 0x0f, struct cxlt_view)
 #define CXLT_IOC_RAW		_IOWR(CXLT_IOC_MAGIC, 0x20, struct cxlt_raw)
 
 #endif /* _UAPI_LINUX_CXLTRACK_H */
