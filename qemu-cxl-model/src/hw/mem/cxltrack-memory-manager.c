@@ -901,6 +901,8 @@ static bool mm_open(CxltrackSwapMapper *s, CxltrackMemoryManager *mm,
 {
     MemoryRegion *mr = host_memory_backend_get_memory(s->memdev);
     struct cxlt_info info = { 0 };
+    struct cxlt_view view = { .op = CXLT_VIEW_OPEN,
+                              .kind = CXLT_HARVEST_ACCESSED };
     uint64_t features, need = UFFD_FEATURE_PAGEFAULT_FLAG_WP;
     uint64_t ioctls, want = BIT_ULL(_UFFDIO_COPY) | BIT_ULL(_UFFDIO_WAKE) |
                             BIT_ULL(_UFFDIO_WRITEPROTECT);
@@ -956,6 +958,18 @@ static bool mm_open(CxltrackSwapMapper *s, CxltrackMemoryManager *mm,
     mm->harvest_count = QEMU_ALIGN_DOWN(info.pages,
                                         MAX(info.harvest_align, 8));
     mm->bitmap = g_malloc0(mm->harvest_count / 8 + 1);
+    /*
+     * A consumer view of the accessed bits (driver uapi 6): another VM's
+     * manager on the same device clears them too, and without a view each
+     * would take the other's. An older driver has none: harvest as before.
+     */
+    view.start = 0;
+    view.count = mm->harvest_count;
+    if (ioctl(s->fd, CXLT_IOC_VIEW, &view) < 0) {
+        warn_report("cxltrack-swap-mapper: %s: no view of the accessed bits"
+                    " (%s): another consumer's harvests take them",
+                    s->tracker, strerror(errno));
+    }
     if (uffd_query_features(&features) || (features & need) != need) {
         error_setg(errp, "cxltrack-swap-mapper: the memory manager needs"
                    " userfaultfd with write-protection (Linux 5.7)");
