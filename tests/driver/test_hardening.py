@@ -5,6 +5,7 @@ whose guest kernel log shows a WARNING/BUG/Oops/lockdep report."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -37,6 +38,25 @@ def test_ioctl_fuzzer_with_raw_mode(tracker_vm: TrackerFactory) -> None:
     t.run("echo 0 > /sys/module/cxltrack/parameters/allow_raw")
     r = t.run("echo 'R 0 4' | cxltrack raw-batch", check=False)
     assert r.status == 1 and "not permitted" in r.err
+
+
+def test_ioctl_fuzzer_with_raw_writes_and_resets(tracker_vm: TrackerFactory) -> None:
+    """allow_raw=1: one process writes random values to random registers in raw mode
+    (commands behind the driver's back, CTRL, interrupts, slots, chunks) and now and then
+    resets the function, leaving raw mode and taking it again every few hundred calls, while
+    two others fuzz the ordinary ioctls against the resynchronised driver: only documented
+    errnos, never EIO; then the audit (every slot and chunk given back, tracking on) and a
+    dirty log that equals the truth."""
+    t = tracker_vm(raw=True)
+    out = t.run("cxlt-fuzz 100000 40 3003 3 --raw-write", timeout=240).out
+    print(out)
+    assert "ok fuzz: 3 process(es)" in out, out
+    assert "no other slot or chunk left, tracking on\n" in out, out
+    done = [re.search(r"raw writes (\d+) resets (\d+)", line) for line in out.splitlines()]
+    writes = sum(int(m.group(1)) for m in done if m)
+    resets = sum(int(m.group(2)) for m in done if m)
+    assert writes > 1000 and resets > 0, out
+    print(t.run(f"cxlt-test dirty {DAX} 256 3 7").out)
 
 
 def _hold(t, seconds: int, tag: str) -> None:  # type: ignore[no-untyped-def]

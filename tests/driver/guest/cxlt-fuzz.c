@@ -3,7 +3,7 @@
  * cxlt-fuzz: bounded randomized fuzzer of the cxltrack ioctl/read/poll
  * interface. Runs in the guest against /dev/cxltrack0.
  *
- *   cxlt-fuzz ITERATIONS SECONDS SEED [PROCS] [--raw]
+ *   cxlt-fuzz ITERATIONS SECONDS SEED [PROCS] [--raw|--raw-write] [--safe]
  *
  * Each process issues up to ITERATIONS calls (stopping after SECONDS):
  * valid ioctl numbers with structures built from valid values, boundary
@@ -13,6 +13,13 @@
  * uapi documents; -EIO (the device misbehaved or the driver mistrusted a
  * good answer) fails the run. --raw also fuzzes CXLT_IOC_RAW (needs
  * allow_raw=1; only register reads, to keep the device usable).
+ * --raw-write: the raw-mode process also writes random values to random
+ * registers (commands launched behind the driver's back, TRACK_EN and
+ * interrupts switched, slots and chunks taken) and now and then resets the
+ * function, and it leaves raw mode and enters it again every few hundred
+ * calls, so that the other processes meet a device the driver has just
+ * resynchronised. The same errnos hold (never -EIO), and the audit and the
+ * tests after it must find the driver whole.
  * --safe keeps the fuzzer from disturbing concurrent correctness tests:
  * harvests with CLEAR/DECAY/WRITEBACK and block-association changes only on
  * the top 64 pages, every slot (device-wide KEEP ones too) released right
@@ -105,7 +112,7 @@ static const int allowed[] = {
 	EOPNOTSUPP, ENOMEM, EAGAIN, ENXIO,
 };
 
-static uint64_t calls, errs[256], bad_errno;
+static uint64_t calls, errs[256], bad_errno, raw_writes, raw_resets;
 
 static void note(long ret, const char *what)
 {
@@ -302,10 +309,25 @@ static void one(int fd)
 		u.h.start = info.pages - 64;
 		u.h.count = 64;
 	}
-	if (req == CXLT_IOC_RAW && fuzz_raw)
+	if (req == CXLT_IOC_RAW && fuzz_raw == 1)
 		u.raw.op = CXLT_RAW_READ;
+	if (req == CXLT_IOC_RAW && fuzz_raw == 2) {
+		uint64_t r = rnd() % 2000;
+
+		u.raw.op = r == 0 ? CXLT_RAW_RESET : r % 3 == 0 ? CXLT_RAW_WRITE : CXLT_RAW_READ;
+		u.raw.value = rnd() % 4 ? rnd() : val(1u << 20);
+		u.raw.flags = 0;
+		u.raw.reserved[0] = u.raw.reserved[1] = 0;
+		/* registers, not the windows past them, most of the time */
+		if (rnd() % 4)
+			u.raw.offset = (uint32_t)(rnd() % 0x200) & ~3u;
+	}
 	ret = ioctl(fd, req, arg);
 	note(ret, "ioctl");
+	if (req == CXLT_IOC_RAW && arg == &u && !ret) {
+		raw_writes += u.raw.op == CXLT_RAW_WRITE;
+		raw_resets += u.raw.op == CXLT_RAW_RESET;
+	}
 	if (req == CXLT_IOC_SLOT_ALLOC && arg == &u && !ret && u.sa.flags & CXLT_SLOT_F_KEEP &&
 	    u.sa.slot < 64)
 		outliving->keep_slots |= 1ull << u.sa.slot;
@@ -445,6 +467,16 @@ static int child(uint64_t iters, double seconds, uint64_t seed)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (uint64_t i = 0; i < iters; i++) {
+		if (fuzz_raw == 2 && i % 400 == 399) {
+			/* leave raw mode (the driver resynchronises) and take it again */
+			struct cxlt_raw r = { .op = CXLT_RAW_EXIT };
+
+			ioctl(fd, CXLT_IOC_RAW, &r);
+			usleep(20000);	/* the others get the device for a while */
+			r.op = CXLT_RAW_ENTER;
+			if (ioctl(fd, CXLT_IOC_RAW, &r) && errno != EBUSY)
+				perror("raw enter");
+		}
 		one(fd);
 		if (i % 256 == 0) {
 			clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -459,6 +491,9 @@ static int child(uint64_t iters, double seconds, uint64_t seed)
 	       " other-unexpected %" PRIu64 "\n", seed, calls, errs[0], errs[EINVAL],
 	       errs[EFAULT], errs[ERANGE], errs[ENOTTY], errs[EBUSY], errs[ENOENT],
 	       errs[ENOSPC], errs[EPERM], errs[EIO], bad_errno);
+	if (fuzz_raw == 2)
+		printf("seed %" PRIu64 ": raw writes %" PRIu64 " resets %" PRIu64 "\n", seed,
+		       raw_writes, raw_resets);
 	fflush(stdout);
 	return bad_errno || errs[EIO] ? 1 : 0;
 }
@@ -470,7 +505,7 @@ int main(int argc, char **argv)
 	int procs = 1, bad = 0, fd;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: cxlt-fuzz ITERATIONS SECONDS SEED [PROCS] [--raw] [--safe]\n");
+		fprintf(stderr, "usage: cxlt-fuzz ITERATIONS SECONDS SEED [PROCS] [--raw|--raw-write] [--safe]\n");
 		return 2;
 	}
 	iters = strtoull(argv[1], NULL, 0);
@@ -479,6 +514,8 @@ int main(int argc, char **argv)
 	for (int i = 4; i < argc; i++) {
 		if (!strcmp(argv[i], "--raw"))
 			fuzz_raw = 1;
+		else if (!strcmp(argv[i], "--raw-write"))
+			fuzz_raw = 2;
 		else if (!strcmp(argv[i], "--safe"))
 			safe = 1;
 		else
