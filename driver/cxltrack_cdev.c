@@ -153,16 +153,34 @@ static int cxlt_user_page_ok(struct cxlt_dev *cd, u64 page)
 	return 0;
 }
 
+/* Whether an administrator granted the file @page (CXLT_IOC_GRANT). */
+static bool cxlt_granted(struct cxlt_file *f, u64 page)
+{
+	bool in = false;
+	unsigned int i;
+
+	spin_lock(&f->grant_lock);
+	for (i = 0; i < f->nr_grants && !in; i++)
+		in = page >= f->grants[i].start &&
+		     page - f->grants[i].start < f->grants[i].count;
+	spin_unlock(&f->grant_lock);
+	return in;
+}
+
 /*
  * Without CAP_SYS_ADMIN a caller may change a page it maps writable itself
- * (@addr, its address of the page), where the change gives it no more than
- * writing the page would: a slot merge into it, a discard of its association.
+ * (@addr, its address of the page), or one an administrator granted its file,
+ * where the change gives it no more than writing the page would: a slot merge
+ * into it, a discard of its association.
  */
-static int cxlt_may_change_page(struct cxlt_dev *cd, u64 page, u64 addr)
+static int cxlt_may_change_page(struct cxlt_file *f, u64 page, u64 addr)
 {
+	struct cxlt_dev *cd = f->cd;
+
 	if (cxlt_user_page_ok(cd, page))
 		return -EPERM;
-	if (capable(CAP_SYS_ADMIN) || (addr && cxlt_user_maps_page(cd, addr, page)))
+	if (capable(CAP_SYS_ADMIN) || cxlt_granted(f, page) ||
+	    (addr && cxlt_user_maps_page(cd, addr, page)))
 		return 0;
 	return -EPERM;
 }
@@ -174,11 +192,11 @@ static int cxlt_may_change_page(struct cxlt_dev *cd, u64 page, u64 addr)
  * hypervisor set with BAT_SET_ADDRS): otherwise a disk write could not take
  * away the association of a page that no longer equals its block.
  */
-static int cxlt_may_discard(struct cxlt_dev *cd, u64 page, u64 addr)
+static int cxlt_may_discard(struct cxlt_file *f, u64 page, u64 addr)
 {
-	if (addr && cxlt_user_maps_page(cd, addr, page))
+	if (addr && cxlt_user_maps_page(f->cd, addr, page))
 		return 0;
-	return cxlt_may_change_page(cd, page, addr);
+	return cxlt_may_change_page(f, page, addr);
 }
 
 static bool cxlt_rsvd_zero(const u64 *r, int n)
@@ -187,6 +205,47 @@ static bool cxlt_rsvd_zero(const u64 *r, int n)
 		if (r[n])
 			return false;
 	return true;
+}
+
+static void cxlt_grant_add(struct cxlt_file *f, u64 start, u64 count)
+{
+	f->grants[f->nr_grants].start = start;
+	f->grants[f->nr_grants].count = count;
+	f->nr_grants++;
+}
+
+static long cxlt_ioc_grant(struct cxlt_file *f, void __user *argp)
+{
+	struct cxlt_grant g;
+	unsigned int i;
+	int ret = 0;
+
+	if (copy_from_user(&g, argp, sizeof(g)))
+		return -EFAULT;
+	if (g.flags || g.op > CXLT_GRANT_REVOKE ||
+	    !cxlt_rsvd_zero(g.reserved, ARRAY_SIZE(g.reserved)) || !g.count)
+		return -EINVAL;
+	if (g.start >= f->cd->caps.pages || g.count > f->cd->caps.pages - g.start)
+		return -ERANGE;
+	/* A grant hands out pages: the administrator's, like BAT_SET. */
+	if (cxlt_need_admin())
+		return -EPERM;
+	spin_lock(&f->grant_lock);
+	for (i = 0; i < f->nr_grants; i++)
+		if (f->grants[i].start == g.start && f->grants[i].count == g.count)
+			break;
+	if (g.op == CXLT_GRANT_ADD && i < f->nr_grants)
+		;	/* granted already */
+	else if (g.op == CXLT_GRANT_ADD && f->nr_grants == CXLT_GRANTS_MAX)
+		ret = -ENOSPC;
+	else if (g.op == CXLT_GRANT_ADD)
+		cxlt_grant_add(f, g.start, g.count);
+	else if (i == f->nr_grants)
+		ret = -ENOENT;
+	else
+		f->grants[i] = f->grants[--f->nr_grants];
+	spin_unlock(&f->grant_lock);
+	return ret;
 }
 
 static long cxlt_ioc_harvest(struct cxlt_file *f, void __user *argp)
@@ -432,6 +491,9 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case CXLT_IOC_VIEW:
 		return cxlt_ioc_view(f, argp);
 
+	case CXLT_IOC_GRANT:
+		return cxlt_ioc_grant(f, argp);
+
 	case CXLT_IOC_BAT:
 		if (copy_from_user(&u.bat, argp, sizeof(u.bat)))
 			return -EFAULT;
@@ -441,7 +503,7 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		 * CLEAR, which names no mapping; DISCARD only takes one away.
 		 */
 		if (u.bat.op == CXLT_BAT_DISCARD)
-			ret = cxlt_may_discard(cd, u.bat.page,
+			ret = cxlt_may_discard(f, u.bat.page,
 					       u.bat.flags & CXLT_BAT_F_ADDR ?
 					       u.bat.addr : 0);
 		else if (u.bat.op != CXLT_BAT_GET)
@@ -480,7 +542,7 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		    (u.sm.flags & CXLT_SLOT_MERGE_F_ADDR) != !!u.sm.addr)
 			return -EINVAL;
 		/* It writes a whole page: the caller's own, never the kernel's. */
-		if (cxlt_may_change_page(cd, u.sm.page, u.sm.addr))
+		if (cxlt_may_change_page(f, u.sm.page, u.sm.addr))
 			return -EPERM;
 		/* Rule 6: the old contents reach the page before the merge... */
 		if (u.sm.addr) {

@@ -187,6 +187,10 @@ struct cxlt_file {
 	/* views (CXLT_IOC_VIEW); view_sem: harvests read, open/close write */
 	struct rw_semaphore view_sem;
 	struct cxlt_pview *view[CXLT_VIEW_KINDS];
+	/* page ranges granted to the file (CXLT_IOC_GRANT), under grant_lock */
+	spinlock_t grant_lock;
+	unsigned int nr_grants;
+	struct { u64 start, count; } grants[CXLT_GRANTS_MAX];
 };
 
 struct cxlt_cmd_res {

@@ -139,6 +139,7 @@ int cxlt_file_open(struct cxlt_dev *cd, struct cxlt_file *f)
 	INIT_LIST_HEAD(&f->node);
 	mutex_init(&f->read_lock);
 	init_rwsem(&f->view_sem);
+	spin_lock_init(&f->grant_lock);
 	down_read(&cd->life);
 	if (cd->dead) {
 		up_read(&cd->life);

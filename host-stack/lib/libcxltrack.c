@@ -311,6 +311,13 @@ int cxltrack_view_close(struct cxltrack *t, unsigned int kind)
 	return ioc(t, CXLT_IOC_VIEW, &v);
 }
 
+int cxltrack_grant(struct cxltrack *t, unsigned int op, uint64_t start, uint64_t count)
+{
+	struct cxlt_grant g = { .op = op, .start = start, .count = count };
+
+	return ioc(t, CXLT_IOC_GRANT, &g);
+}
+
 int cxltrack_events(struct cxltrack *t, struct cxlt_event *ev, int max, int timeout_ms)
 {
 	struct pollfd p = { .fd = t->fd, .events = POLLIN };

@@ -105,6 +105,8 @@ int cxltrack_event_scope(struct cxltrack *t, unsigned int scope);
  */
 int cxltrack_view_open(struct cxltrack *t, unsigned int kind, uint64_t start, uint64_t count);
 int cxltrack_view_close(struct cxltrack *t, unsigned int kind);
+/* Grant this handle's file the pages [start, start + count) (CXLT_IOC_GRANT, CAP_SYS_ADMIN). */
+int cxltrack_grant(struct cxltrack *t, unsigned int op, uint64_t start, uint64_t count);
 
 /* Raw register access (module parameter allow_raw=1, CAP_SYS_RAWIO). */
 int cxltrack_raw(struct cxltrack *t, unsigned int op, unsigned int offset,

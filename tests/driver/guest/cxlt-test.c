@@ -25,7 +25,8 @@
  *                                              arrive through poll()+read()
  *   cxlt-test evfault  DAX                     read() into a bad buffer keeps the event
  *   cxlt-test tenant   DAX                     two files handed to unprivileged tenants:
- *                                              what each may do, and whose events it sees
+ *                                              what each may do (also on pages granted to
+ *                                              a file), and whose events it sees
  *   cxlt-test chunkbind DAX                    chunks bound to the file that assigned them:
  *                                              only it releases them, its owner id is its
  *                                              own, closing (or being killed) releases them
@@ -1127,6 +1128,15 @@ static int mode_tenant(void)
 		fail("mprotect: %s", strerror(errno));
 	check(cxltrack_open(NULL, &a), "open (tenant A)");
 	check(cxltrack_open(NULL, &b), "open (tenant B)");
+	/* A's file is granted pages [768, 832), which it maps read-only only (below). */
+	check(cxltrack_grant(a, CXLT_GRANT_ADD, first_page + 768, 64), "GRANT (admin)");
+	check(cxltrack_grant(a, CXLT_GRANT_ADD, first_page + 900, 1), "GRANT (admin, second)");
+	check(cxltrack_grant(a, CXLT_GRANT_REVOKE, first_page + 900, 1), "GRANT REVOKE (admin)");
+	expect_err(cxltrack_grant(a, CXLT_GRANT_REVOKE, first_page + 900, 1), -ENOENT,
+		   "REVOKE of a range not granted");
+	expect_err(cxltrack_grant(a, CXLT_GRANT_ADD, t->info.pages - 1, 2), -ERANGE,
+		   "GRANT past the device");
+	check(cxltrack_bat_set(t, first_page + 770, 55, 3), "BAT_SET (admin, granted page)");
 	/* Hand the files over: drop every privilege. */
 	if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
 		fail("cannot drop privileges: %s", strerror(errno));
@@ -1210,6 +1220,35 @@ static int mode_tenant(void)
 			fail("BAT_DISCARD of the tenant's own page: %s", strerror(errno));
 		if (!d.valid || d.block != 99 || d.disk != 3)
 			fail("own discard: valid %u block %" PRIu64 " disk %u", d.valid, (uint64_t)d.block, d.disk);
+	}
+	/*
+	 * Granted pages are A's without a mapping: a merge into one and a discard of its
+	 * association work by page number; the page next to the grant, another tenant, a
+	 * tenant's own grant and a revoked range do not.
+	 */
+	{
+		int own = cxltrack_slot_alloc(a, 0xE, 0);
+		uint64_t gblk;
+		uint32_t gdisk;
+
+		check(own, "SLOT_ALLOC (own, for a granted page)");
+		check(cxltrack_slot_write(a, own, 0, page, 64), "SLOT_WRITE (granted)");
+		check(cxltrack_slot_merge(a, own, first_page + 768, &vb), "SLOT_MERGE into a granted page");
+		if (vb != 64)
+			fail("granted merge: %" PRIu64 " bytes", vb);
+		check(cxltrack_bat_discard(a, first_page + 770, &gblk, &gdisk),
+		      "BAT_DISCARD of a granted page");
+		if (gblk != 55 || gdisk != 3)
+			fail("granted discard: block %" PRIu64 " disk %u", gblk, gdisk);
+		own = cxltrack_slot_alloc(a, 0xF, 0);
+		check(own, "SLOT_ALLOC (own, second granted)");
+		DENIED(cxltrack_slot_merge(a, own, first_page + 832, &vb), "SLOT_MERGE next to the grant");
+		DENIED(cxltrack_slot_merge(b, own, first_page + 768, &vb), "SLOT_MERGE by another tenant");
+		DENIED(cxltrack_bat_discard(b, first_page + 768, &gblk, &gdisk),
+		       "BAT_DISCARD of another tenant's granted page");
+		DENIED(cxltrack_slot_merge(a, own, first_page + 900, &vb), "SLOT_MERGE into a revoked page");
+		DENIED(cxltrack_grant(b, CXLT_GRANT_ADD, first_page + 768, 64), "GRANT by a tenant");
+		check(cxltrack_slot_release(a, own), "SLOT_RELEASE (second granted)");
 	}
 	/* Tenant B can neither write nor release A's slot, nor see its events. */
 	DENIED(cxltrack_slot_write(b, sa, 0, page, 64), "SLOT_WRITE to another tenant's slot");

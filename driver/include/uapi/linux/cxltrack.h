@@ -370,6 +370,28 @@ struct cxlt_view {
 	__u64 reserved[2];
 };
 
+/*
+ * CXLT_IOC_GRANT (version 6, CAP_SYS_ADMIN): let this file change the pages
+ * [@start, @start + @count) as a caller changes a page it maps writable
+ * itself (SLOT_MERGE into them, BAT_DISCARD of their associations) without
+ * naming a mapping: a privileged owner grants a tenant a range of the device
+ * before it hands the file over. Pages onlined as System RAM stay refused.
+ * At most CXLT_GRANTS_MAX ranges per file (-ENOSPC), for as long as the file
+ * is open. REVOKE takes back a range granted with the same start and count
+ * (-ENOENT if there is none).
+ */
+#define CXLT_GRANT_ADD			0
+#define CXLT_GRANT_REVOKE		1
+#define CXLT_GRANTS_MAX			16
+
+struct cxlt_grant {
+	__u32 op;		/* CXLT_GRANT_* */
+	__u32 flags;		/* none defined */
+	__u64 start;		/* first page */
+	__u64 count;		/* pages, > 0 */
+	__u64 reserved[2];
+};
+
 /* An event record, as read() returns it. */
 #define CXLT_EV_SLOT_FULL		1
 #define CXLT_EV_SLOT_TIMEOUT		2
@@ -434,6 +456,7 @@ struct cxlt_raw {
 #define CXLT_IOC_ADDR_PAGE	_IOWR(CXLT_IOC_MAGIC, 0x0d, struct cxlt_addr_page)
 #define CXLT_IOC_BAT_SET_ADDRS	_IOWR(CXLT_IOC_MAGIC, 0x0e, struct cxlt_bat_set_addrs)
 #define CXLT_IOC_VIEW		_IOW(CXLT_IOC_MAGIC, 0x0f, struct cxlt_view)
+#define CXLT_IOC_GRANT		_IOW(CXLT_IOC_MAGIC, 0x10, struct cxlt_grant)
 #define CXLT_IOC_RAW		_IOWR(CXLT_IOC_MAGIC, 0x20, struct cxlt_raw)
 
 #endif /* _UAPI_LINUX_CXLTRACK_H */
