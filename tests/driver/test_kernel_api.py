@@ -21,3 +21,18 @@ def test_in_kernel_api_from_another_module(tracker_vm: TrackerFactory) -> None:
     assert "cxltrack_apitest: PASS" in out and "FAIL" not in out
     # The API module holds no reference after init: both modules unload.
     t.run("rmmod cxltrack_apitest")
+
+
+def test_a_function_reset_notifies_in_kernel_users(tracker_vm: TrackerFactory) -> None:
+    """A function reset frees every chunk and slot without a scrub and clears the tables
+    (spec section 11): in-kernel users registered for the tracker's notifications get
+    CXLT_NOTIFY_RESET, once per reset, and the tracker works afterwards."""
+    t = tracker_vm()
+    t.run("modprobe cxltrack_apitest watch_reset=1")
+    resets = "/sys/module/cxltrack_apitest/parameters/resets"
+    assert t.run(f"cat {resets}").out.strip() == "0"
+    for n in (1, 2):
+        t.run(f"echo 1 > /sys/bus/pci/devices/{t.bdf}/reset", timeout=60)
+        assert t.run(f"cat {resets}").out.strip() == str(n)
+    t.run("rmmod cxltrack_apitest")
+    t.run("cxltrack harvest dirty 0 64 --format count")

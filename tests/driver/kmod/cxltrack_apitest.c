@@ -8,6 +8,11 @@
  * with -EINVAL after printing what went wrong.
  *
  *   insmod cxltrack_apitest.ko page=<DPA page> hpa=<host physical address of it>
+ *   insmod cxltrack_apitest.ko watch_reset=1
+ *
+ * With watch_reset=1 it runs no checks: it stays registered for tracker 0's
+ * notifications until unloaded and counts CXLT_NOTIFY_RESET calls in the
+ * read-only parameter "resets" (a function reset must reach in-kernel users).
  *
  * TCG has no cache model, so the cache maintenance the API performs is
  * exercised here (it runs) but cannot be shown necessary.
@@ -25,6 +30,13 @@ MODULE_PARM_DESC(page, "DPA page index to use");
 static ulong hpa;
 module_param(hpa, ulong, 0444);
 MODULE_PARM_DESC(hpa, "host physical address of that page");
+static bool watch_reset;
+module_param(watch_reset, bool, 0444);
+MODULE_PARM_DESC(watch_reset, "only count reset notifications until unloaded");
+static atomic_t resets = ATOMIC_INIT(0);
+module_param_named(resets, resets.counter, int, 0444);
+MODULE_PARM_DESC(resets, "CXLT_NOTIFY_RESET calls seen (watch_reset)");
+static struct cxlt_dev *watched;
 
 static DECLARE_COMPLETION(merge_done);
 static DECLARE_COMPLETION(scrub_done);
@@ -43,6 +55,15 @@ static int apitest_event(struct notifier_block *nb, unsigned long type, void *da
 }
 
 static struct notifier_block apitest_nb = { .notifier_call = apitest_event };
+
+static int apitest_reset(struct notifier_block *nb, unsigned long type, void *data)
+{
+	if (type == CXLT_NOTIFY_RESET && !data)
+		atomic_inc(&resets);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block reset_nb = { .notifier_call = apitest_reset };
 
 static unsigned int checks;
 
@@ -77,6 +98,16 @@ static int __init apitest_init(void)
 	if (!cd) {
 		pr_err("cxltrack_apitest: FAIL: no tracker 0\n");
 		return -ENODEV;
+	}
+	if (watch_reset) {
+		ret = cxlt_register_notifier(cd, &reset_nb);
+		if (ret) {
+			cxlt_put(cd);
+			return ret;
+		}
+		watched = cd;	/* its reference goes at unload */
+		pr_info("cxltrack_apitest: watching tracker 0 for resets\n");
+		return 0;
 	}
 	kaddr = memremap(hpa, PAGE_SIZE, MEMREMAP_WB);
 	if (!kaddr) {
@@ -196,6 +227,10 @@ out:
 
 static void __exit apitest_exit(void)
 {
+	if (watched) {
+		cxlt_unregister_notifier(watched, &reset_nb);
+		cxlt_put(watched);
+	}
 }
 
 module_init(apitest_init);
