@@ -122,6 +122,22 @@ def test_unprivileged_tenants(tracker_vm: TrackerFactory) -> None:
     assert r.status == 1 and "SLOT_ALLOC past tenant_slots: got success" in r.err, r.err
 
 
+def test_a_failed_clear_command_reports_its_pages_set(tracker_vm: TrackerFactory) -> None:
+    """Property (a) when the device fails: the tracker's unstable x-miscount-harvests makes the
+    next harvest answer one set page more than its window holds (after clearing, as a faulty
+    device might). The driver must not trust it: the call fails with EIO, `done` covers the
+    command and every page of it is reported set, since their state is unknown; the pages
+    written before are therefore reported, although the device no longer has them."""
+    t = tracker_vm()
+    t.run(f"cxltrack harvest dirty 0 {t.cfg.pages} --clear --format count")
+    assert t.vm.qmp is not None
+    t.vm.qmp.command("qom-set", path="/machine/peripheral/tracker0", property="x-miscount-harvests", value=1)
+    out = t.run(f"cxlt-test eio {DAX}").out
+    print(out)
+    assert "ok eio" in out
+    assert t.vm.qmp.command("qom-get", path="/machine/peripheral/tracker0", property="x-miscount-harvests") == 0
+
+
 def test_consumer_views_keep_every_consumer_s_bits(tracker_vm: TrackerFactory) -> None:
     """Consumer views (CXLT_IOC_VIEW): another consumer's harvest with CLEAR leaves a view the
     pages it took from the device (dirty and accessed), and a view's CLEAR takes only its own.

@@ -18,6 +18,10 @@
  *                                              through views while a privileged thief without
  *                                              one clears too and a writer writes: no tenant
  *                                              loses a write, none sees an unwritten page
+ *   cxlt-test eio      DAX                     a harvest with CLEAR that the device answers
+ *                                              wrongly (the host set the tracker's unstable
+ *                                              x-miscount-harvests) is -EIO with every page
+ *                                              of the command reported set: nothing lost
  *   cxlt-test bat      DAX PAGES ROUNDS SEED   association invalidated by CPU stores
  *   cxlt-test discard  DAX PAGES ROUNDS SEED   discard-if-clean racing a writer (property b)
  *   cxlt-test slot     DAX PAGES ROUNDS SEED   full-page and partial merges (property c)
@@ -509,6 +513,36 @@ static int mode_views(double seconds)
 		fail("the thief took no bits: the race did not happen");
 	printf("ok views: %" PRIu64 " writes; a thief without a view cleared %" PRIu64
 	       " times (%" PRIu64 " pages) and no tenant lost a write\n", writes_done, thefts, stolen);
+	return 0;
+}
+
+/* --- eio: a failed CLEAR command reports its pages set ------------------------ */
+static int mode_eio(void)
+{
+	uint8_t bm[64 / 8];
+	uint64_t nr = 0, done = 0;
+	int ret;
+
+	*(volatile uint64_t *)page_ptr(first_page + 3) = 1;
+	*(volatile uint64_t *)page_ptr(first_page + 9) = 2;
+	memset(bm, 0, sizeof(bm));
+	ret = cxltrack_harvest_part(t, CXLT_HARVEST_DIRTY, first_page, 64, CXLT_HARVEST_F_CLEAR,
+				    bm, sizeof(bm), &nr, &done);
+	if (ret != -EIO)
+		fail("harvest answered wrongly by the device: %s, expected EIO",
+		     ret ? cxltrack_strerror(ret) : "success");
+	if (done != 64 || nr != 64)
+		fail("after EIO: done %" PRIu64 " nr_set %" PRIu64 ", expected 64 and 64", done, nr);
+	for (int i = 0; i < 64; i++)
+		if (!bit(bm, (uint64_t)i))
+			fail("after EIO: page %d reported clean (its state on the device is unknown)", i);
+	/* The device did clear: the all-set report was the only one of pages 3 and 9. */
+	memset(bm, 0, sizeof(bm));
+	check(cxltrack_harvest_part(t, CXLT_HARVEST_DIRTY, first_page, 64, 0, bm, sizeof(bm), &nr,
+				    &done), "harvest after EIO");
+	if (nr)
+		fail("%" PRIu64 " pages still dirty on the device after the failed CLEAR", nr);
+	printf("ok eio: the failed CLEAR command was EIO with all 64 pages reported set\n");
 	return 0;
 }
 
@@ -1559,6 +1593,10 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "rawkeep")) {
 		setup(argv[2], 64, 1);
 		return mode_rawkeep();
+	}
+	if (argc >= 3 && !strcmp(argv[1], "eio")) {
+		setup(argv[2], 64, 1);
+		return mode_eio();
 	}
 	if (argc >= 3 && !strcmp(argv[1], "evfault")) {
 		setup(argv[2], 64, 1);
