@@ -138,6 +138,21 @@ def test_a_failed_clear_command_reports_its_pages_set(tracker_vm: TrackerFactory
     assert t.vm.qmp.command("qom-get", path="/machine/peripheral/tracker0", property="x-miscount-harvests") == 0
 
 
+def test_a_dropped_event_record_is_no_gap(tracker_vm: TrackerFactory) -> None:
+    """The driver drops an event record of an undefined type (the tracker's unstable
+    x-bad-events puts one before each of the next two events, numbered like any other); the
+    record after it must arrive without the GAP flag, which tells a consumer that events were
+    lost (the second round shows it: the first record of all follows no sequence)."""
+    t = tracker_vm()
+    assert t.vm.qmp is not None
+    t.vm.qmp.command("qom-set", path="/machine/peripheral/tracker0", property="x-bad-events", value=2)
+    out = t.run(f"cxlt-test evbad {DAX}", timeout=60).out
+    print(out)
+    assert "ok evbad" in out
+    assert t.vm.qmp.command("qom-get", path="/machine/peripheral/tracker0", property="x-bad-events") == 0
+    assert "bad event type 127" in t.run("dmesg").out
+
+
 def test_consumer_views_keep_every_consumer_s_bits(tracker_vm: TrackerFactory) -> None:
     """Consumer views (CXLT_IOC_VIEW): another consumer's harvest with CLEAR leaves a view the
     pages it took from the device (dirty and accessed), and a view's CLEAR takes only its own.

@@ -22,6 +22,9 @@
  *                                              wrongly (the host set the tracker's unstable
  *                                              x-miscount-harvests) is -EIO with every page
  *                                              of the command reported set: nothing lost
+ *   cxlt-test evbad    DAX                     an event after a record of an undefined type
+ *                                              (the host set x-bad-events) arrives, with no
+ *                                              GAP flag: the dropped record was no gap
  *   cxlt-test bat      DAX PAGES ROUNDS SEED   association invalidated by CPU stores
  *   cxlt-test discard  DAX PAGES ROUNDS SEED   discard-if-clean racing a writer (property b)
  *   cxlt-test slot     DAX PAGES ROUNDS SEED   full-page and partial merges (property c)
@@ -543,6 +546,44 @@ static int mode_eio(void)
 	if (nr)
 		fail("%" PRIu64 " pages still dirty on the device after the failed CLEAR", nr);
 	printf("ok eio: the failed CLEAR command was EIO with all 64 pages reported set\n");
+	return 0;
+}
+
+/* --- evbad: a dropped record of a bad type is no gap ------------------------- */
+static int mode_evbad(void)
+{
+	uint8_t full[4096];
+	struct cxlt_event ev[8];
+
+	memset(full, 0x5a, sizeof(full));
+	/*
+	 * Two rounds: the first record of all has no sequence to follow, so only
+	 * the second shows whether a dropped record broke the sequence.
+	 */
+	for (int round = 0; round < 2; round++) {
+		double end = now_s() + 10;
+		int slot, n, seen = 0;
+
+		slot = cxltrack_slot_alloc(t, 0xbad, 0);
+		check(slot, "SLOT_ALLOC");
+		check(cxltrack_slot_write(t, slot, 0, full, sizeof(full)), "SLOT_WRITE (full page)");
+		while (!seen && now_s() < end) {
+			n = cxltrack_events(t, ev, 8, 1000);
+			check(n, "events");
+			for (int i = 0; i < n; i++) {
+				if (ev[i].type != CXLT_EV_SLOT_FULL || ev[i].index != slot)
+					continue;
+				if (ev[i].flags & CXLT_EVENT_F_GAP)
+					fail("FALSE GAP: SLOT_FULL after a dropped record flagged GAP "
+					     "(round %d, seq %u)", round, ev[i].seq);
+				seen = 1;
+			}
+		}
+		if (!seen)
+			fail("no SLOT_FULL for slot %d within 10 s", slot);
+		check(cxltrack_slot_release(t, slot), "SLOT_RELEASE");
+	}
+	printf("ok evbad: the events after dropped records arrived without a GAP flag\n");
 	return 0;
 }
 
@@ -1593,6 +1634,10 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "rawkeep")) {
 		setup(argv[2], 64, 1);
 		return mode_rawkeep();
+	}
+	if (argc >= 3 && !strcmp(argv[1], "evbad")) {
+		setup(argv[2], 64, 1);
+		return mode_evbad();
 	}
 	if (argc >= 3 && !strcmp(argv[1], "eio")) {
 		setup(argv[2], 64, 1);

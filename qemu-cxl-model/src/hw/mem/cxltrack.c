@@ -184,7 +184,8 @@ struct CXLTrackState {
     bool busy;
     bool irq_line;
     uint32_t msi_count;
-    uint32_t x_miscount_harvests;  /* unstable test knob, see instance_init */
+    uint32_t x_miscount_harvests;  /* unstable test knobs, see instance_init */
+    uint32_t x_bad_events;
     int64_t epoch_ns;
 };
 
@@ -233,8 +234,22 @@ static void cxlt_update_irq(CXLTrackState *s, bool rearm)
 static void cxlt_set_error(CXLTrackState *s, uint32_t mask, int bit,
                            bool access, hwaddr offset);
 
+static void cxlt_push_one_event(CXLTrackState *s, uint8_t type,
+                                uint16_t index, uint64_t arg);
+
 static void cxlt_push_event(CXLTrackState *s, uint8_t type, uint16_t index,
                             uint64_t arg)
+{
+    if (s->x_bad_events) {
+        /* a record of a type no spec defines, numbered like any other */
+        s->x_bad_events--;
+        cxlt_push_one_event(s, 0x7f, index, arg);
+    }
+    cxlt_push_one_event(s, type, index, arg);
+}
+
+static void cxlt_push_one_event(CXLTrackState *s, uint8_t type,
+                                uint16_t index, uint64_t arg)
 {
     uint32_t seq = s->evq_seq++;
 
@@ -1447,6 +1462,13 @@ static void cxlt_instance_init(Object *obj)
      */
     object_property_add_uint32_ptr(obj, "x-miscount-harvests",
                                    &s->x_miscount_harvests,
+                                   OBJ_PROP_FLAG_READWRITE);
+    /*
+     * Unstable, for the driver's tests: the next N events are each preceded
+     * by a record of an undefined type, which the driver must drop without
+     * flagging a gap in the sequence on the record after it.
+     */
+    object_property_add_uint32_ptr(obj, "x-bad-events", &s->x_bad_events,
                                    OBJ_PROP_FLAG_READWRITE);
 }
 
