@@ -125,13 +125,16 @@ def test_a_test_whose_vm_triple_faulted_runs_again_and_one_whose_kernel_spoke_do
     pytester: pytest.Pytester,
 ) -> None:
     """A VmReset with nothing on the VM's console (a triple fault: the platform) in a failure's
-    chain makes it GuestWedged, run once more; a VmReset whose kernel printed a report (an oops,
-    a panic: maybe the code under test) stays the test's failure."""
+    chain, or a running VM of the test's hosts so reset (the failure itself only says the agent
+    went away), makes it GuestWedged, run once more; a VmReset whose kernel printed a report (an
+    oops, a panic: maybe the code under test) stays the test's failure."""
     pytester.makeconftest('pytest_plugins = ["cxltrack.harness.pytest_plugin"]\n')
     pytester.makepyfile(
         test_inner=textwrap.dedent("""
+        import pytest
         from cxltrack.harness.agent import GuestError
         from cxltrack.harness.nested import VmReset
+        from cxltrack.harness.pytest_plugin import HOSTS_KEY
 
         RUNS = []
 
@@ -145,13 +148,37 @@ def test_a_test_whose_vm_triple_faulted_runs_again_and_one_whose_kernel_spoke_do
 
         def test_reset_after_an_oops():
             raise VmReset("L2 VM vm0 was reset while in use", ["BUG: unable to handle page fault"])
+
+        class QuietVm:
+            def silent_reset(self):
+                return "L2 VM vm1 was reset while in use with nothing on its console" if len(LATER) == 1 else None
+
+        class HostWithVm:
+            vms = {0: QuietVm()}
+            def wedge_report(self):
+                return None
+
+        LATER = []
+
+        @pytest.fixture
+        def host(request):
+            request.node.stash[HOSTS_KEY] = [HostWithVm()]
+
+        def test_running_vm_reset_mid_command_then_fine(host):
+            LATER.append(1)
+            if len(LATER) == 1:
+                raise GuestError("guest command 'x': response id 0 for request 12")
     """)
     )
     result = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "--reruns", "1", "--only-rerun", "^(HostWedged|GuestWedged):", "-rR"
     )
-    assert result.parseoutcomes() == {"passed": 1, "failed": 1, "rerun": 1}, result.stdout.str()
+    assert result.parseoutcomes() == {"passed": 2, "failed": 1, "rerun": 2}, result.stdout.str()
     text = result.stdout.str()
+    assert (
+        "run again (the platform lost the machine): test_inner.py::test_running_vm_reset_mid_command_then_fine: "
+        "cxltrack.harness.vm.GuestWedged: L2 VM vm1 was reset while in use with nothing on its console"
+    ) in text
     assert (
         "run again (the platform lost the machine): test_inner.py::test_silent_reset_then_fine: "
         "cxltrack.harness.vm.GuestWedged: L2 VM vm-base was reset while in use with nothing on its console "

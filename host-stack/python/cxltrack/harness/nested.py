@@ -595,6 +595,17 @@ class NestedVm:
             res = self.host.run(f"cxlt-vm {what} {self.spec.name}", check=False)
             (self.workdir / file).write_bytes(res.stdout)
 
+    def silent_reset(self) -> str | None:
+        """Why this running VM is lost to the platform, or None: it was reset after it was ready
+        with nothing on its console (a triple fault, see VmReset). For a failure whose own
+        error says only that the agent went away (a reset in the middle of a command)."""
+        ready = self.resets_at_ready
+        if self.stopped or ready is None or not self.host.vm.alive() or self.cpu_resets() <= ready:
+            return None
+        if first_report(self.console_text()):
+            return None
+        return f"L2 VM {self.spec.name} was reset while in use with nothing on its console (a triple fault)"
+
     def shutdown(self) -> None:
         if self.stopped:
             return

@@ -88,7 +88,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """A test that failed while a host it booted was lost to the platform (nested.HostWedged)
     fails as HostWedged, and one that failed because an L2 VM triple-faulted (a VmReset with
-    nothing on the VM's console, in the failure's chain) as GuestWedged, its own error chained:
+    nothing on the VM's console in the failure's chain, or a VM of its hosts still running
+    that was so reset: NestedVm.silent_reset) as GuestWedged, its own error chained:
     `--reruns 1 --only-rerun` (mk/common.mk) then runs it once more on a fresh host, and the
     report keeps both runs. A VM reset whose kernel said why (an oops, a panic) stays the
     test's failure."""
@@ -100,8 +101,12 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
             if report is not None:
                 raise HostWedged(f"{h.vm.cfg.workdir.name}: {report}") from exc
         reset = silent_vm_reset(exc)
-        if reset is not None:
-            raise GuestWedged(f"{str(reset).splitlines()[0]} (the platform: nested SVM on TCG)") from exc
+        why = str(reset).splitlines()[0] if reset is not None else None
+        for h in item.stash.get(HOSTS_KEY, []):
+            for vm in list(getattr(h, "vms", {}).values()):
+                why = why or vm.silent_reset()
+        if why is not None:
+            raise GuestWedged(f"{why} (the platform: nested SVM on TCG)") from exc
         raise
 
 
