@@ -209,16 +209,40 @@ static int mode_dirty(uint64_t rounds, int accessed)
 }
 
 /* --- race: property (a) ------------------------------------------------ */
-static atomic_uint_fast64_t gseq = 1;
+/*
+ * The writer of the race modes: random 8-byte stores to random pages, each page's last one
+ * stamped with a global sequence number taken just before it. A harvest that ended at
+ * sequence h reported page p: every store to p stamped below h had reached the device when
+ * the harvest began or was reported by it or an earlier one, so a page whose last stamp is
+ * not below the end of the last harvest that reported it lost a write. In shared memory, so
+ * that forked consumers (views) check against the same stamps.
+ */
+struct stamps {
+	_Atomic uint64_t gseq;
+	atomic_int open;		/* views: tenants whose view is open */
+	atomic_int stop;		/* views: the writer stopped */
+	_Atomic uint64_t last_write[];	/* per page: gseq taken just before its last store */
+};
+
+static struct stamps *st;
 static atomic_int writer_stop;
-static _Atomic uint64_t *last_write;	/* per page: gseq taken just before its last store */
+static int sparse_writes;	/* views: a pause now and then, so not every page is dirty */
 static uint64_t writes_done;
 
-static void *race_writer(void *arg)
+static void stamps_new(void)
 {
-	(void)arg;
+	st = mmap(NULL, sizeof(*st) + npages * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (st == MAP_FAILED)
+		fail("mmap: %s", strerror(errno));
+	st->gseq = 1;
+}
+
+static void *stamp_writer(void *arg)
+{
 	uint64_t s = rng_state ^ 0x1234567;
 
+	(void)arg;
 	while (!atomic_load(&writer_stop)) {
 		uint64_t p, seq;
 
@@ -226,12 +250,42 @@ static void *race_writer(void *arg)
 		s ^= s >> 7;
 		s ^= s << 17;
 		p = s % npages;
-		seq = atomic_fetch_add(&gseq, 1);
-		last_write[p] = seq;
+		seq = atomic_fetch_add(&st->gseq, 1);
+		st->last_write[p] = seq;
 		*(volatile uint64_t *)(page_ptr(first_page + p) + (s >> 32) % (page_size / 8) * 8) = s;
 		writes_done++;
+		if (sparse_writes && !(s & 15))
+			usleep(50);
 	}
 	return NULL;
+}
+
+/* Record a harvest (bitmap of the working set) that ended at @h_end; return its pages. */
+static uint64_t take_reports(const uint8_t *got, uint64_t h_end, uint64_t *last_report,
+			     const char *who)
+{
+	uint64_t n = 0;
+
+	for (uint64_t i = 0; i < npages; i++) {
+		if (!bit(got, i))
+			continue;
+		n++;
+		/* A reported page was written (no spurious dirty bit)... */
+		if (!st->last_write[i])
+			fail("%s: page %" PRIu64 " reported but never written", who, first_page + i);
+		last_report[i] = h_end;
+	}
+	return n;
+}
+
+/* ... and every page's last write is covered by a report that ended after it. */
+static void check_last_writes(const uint64_t *last_report, const char *who)
+{
+	for (uint64_t i = 0; i < npages; i++)
+		if (st->last_write[i] && last_report[i] <= st->last_write[i])
+			fail("LOST WRITE in %s: page %" PRIu64 " last written at seq %" PRIu64
+			     ", last reported by a harvest ending at %" PRIu64, who,
+			     first_page + i, st->last_write[i], last_report[i]);
 }
 
 static int mode_race(double seconds)
@@ -241,9 +295,9 @@ static int mode_race(double seconds)
 	pthread_t th;
 	double end;
 
-	last_write = calloc(npages, sizeof(uint64_t));
+	stamps_new();
 	free(harvest(CXLT_HARVEST_DIRTY, CXLT_HARVEST_F_CLEAR, &nr));
-	if (pthread_create(&th, NULL, race_writer, NULL))
+	if (pthread_create(&th, NULL, stamp_writer, NULL))
 		fail("pthread_create");
 	end = now_s() + seconds;
 	for (int final = 0; final < 2;) {
@@ -258,30 +312,14 @@ static int mode_race(double seconds)
 			final = 2;
 		}
 		got = harvest(CXLT_HARVEST_DIRTY, CXLT_HARVEST_F_CLEAR, &nr);
-		h_end = atomic_load(&gseq);
+		h_end = atomic_load(&st->gseq);
 		harvests++;
-		for (uint64_t i = 0; i < npages; i++) {
-			if (!bit(got, i))
-				continue;
-			reports++;
-			/* A reported page was written (no spurious dirty bit)... */
-			if (!last_write[i])
-				fail("page %" PRIu64 " reported but never written", first_page + i);
-			last_report[i] = h_end;
-		}
+		reports += take_reports(got, h_end, last_report, "race");
 		free(got);
 		if (final == 2)
 			break;
 	}
-	/* ... and every page's last write is covered by a report that ended after it. */
-	for (uint64_t i = 0; i < npages; i++) {
-		if (!last_write[i] && last_report[i])
-			fail("page %" PRIu64 " reported but never written", first_page + i);
-		if (last_write[i] && last_report[i] <= last_write[i])
-			fail("LOST WRITE: page %" PRIu64 " last written at seq %" PRIu64
-			     ", last reported by a harvest ending at %" PRIu64,
-			     first_page + i, last_write[i], last_report[i]);
-	}
+	check_last_writes(last_report, "race");
 	printf("ok race: %" PRIu64 " writes, %" PRIu64 " harvests racing them, %" PRIu64
 	       " page reports, no lost write, no spurious page\n", writes_done, harvests, reports);
 	return 0;
@@ -289,37 +327,6 @@ static int mode_race(double seconds)
 
 /* --- views: consumer views, no consumer takes another's bits --------------- */
 static int expect_err(int ret, int want, const char *what);
-
-struct views_shared {
-	_Atomic uint64_t gseq;
-	atomic_int open;		/* tenants whose view is open */
-	atomic_int stop;		/* the writer stopped */
-	_Atomic uint64_t last_write[];	/* per page: gseq taken just before its last store */
-};
-
-static struct views_shared *vsh;
-
-static void *views_writer(void *arg)
-{
-	uint64_t s = rng_state ^ 0xfeed;
-
-	(void)arg;
-	while (!atomic_load(&writer_stop)) {
-		uint64_t p, seq;
-
-		s ^= s << 13;
-		s ^= s >> 7;
-		s ^= s << 17;
-		p = s % npages;
-		seq = atomic_fetch_add(&vsh->gseq, 1);
-		vsh->last_write[p] = seq;
-		*(volatile uint64_t *)(page_ptr(first_page + p) + (s >> 32) % (page_size / 8) * 8) = s;
-		writes_done++;
-		if (!(s & 15))
-			usleep(50);	/* sparse enough that a harvest does not see every page */
-	}
-	return NULL;
-}
 
 static uint8_t *harvest_on(struct cxltrack *h, unsigned int kind, unsigned int flags,
 			   uint64_t *nr)
@@ -395,10 +402,12 @@ static void views_semantics(unsigned int kind)
 static int views_tenant(struct cxltrack *h, int id, double seconds)
 {
 	uint64_t *last_report = calloc(npages, sizeof(uint64_t)), harvests = 0, reports = 0, nr;
+	char who[32];
 	struct cxlt_view bad = { .op = CXLT_VIEW_OPEN, .kind = CXLT_HARVEST_HOTNESS,
 				 .start = first_page, .count = npages };
 	uint8_t bm[8];
 
+	snprintf(who, sizeof(who), "tenant %d's view", id);
 	if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
 		fail("cannot drop privileges: %s", strerror(errno));
 	expect_err(cxltrack_harvest(h, CXLT_HARVEST_DIRTY, first_page, 64, CXLT_HARVEST_F_CLEAR,
@@ -413,37 +422,25 @@ static int views_tenant(struct cxltrack *h, int id, double seconds)
 	expect_err(cxltrack_harvest(h, CXLT_HARVEST_DIRTY, first_page, 64,
 				    CXLT_HARVEST_F_CLEAR | CXLT_HARVEST_F_WRITEBACK, bm, sizeof(bm),
 				    &nr), -EPERM, "CLEAR|WRITEBACK through a view");
-	atomic_fetch_add(&vsh->open, 1);
+	atomic_fetch_add(&st->open, 1);
 	for (int final = 0; final < 2;) {
 		uint64_t h_end;
 		uint8_t *got;
 
-		if (final == 0 && atomic_load(&vsh->stop))
+		if (final == 0 && atomic_load(&st->stop))
 			final = 1;	/* one more harvest with the writer stopped */
 		else if (final == 1)
 			final = 2;
 		got = harvest_on(h, CXLT_HARVEST_DIRTY, CXLT_HARVEST_F_CLEAR, &nr);
-		h_end = atomic_load(&vsh->gseq);
+		h_end = atomic_load(&st->gseq);
 		harvests++;
-		for (uint64_t i = 0; i < npages; i++) {
-			if (!bit(got, i))
-				continue;
-			reports++;
-			if (!vsh->last_write[i])
-				fail("tenant %d: page %" PRIu64 " reported but never written", id,
-				     first_page + i);
-			last_report[i] = h_end;
-		}
+		reports += take_reports(got, h_end, last_report, who);
 		free(got);
 		if (final == 2)
 			break;
 		usleep((useconds_t)(rnd() % 20000));
 	}
-	for (uint64_t i = 0; i < npages; i++)
-		if (vsh->last_write[i] && last_report[i] <= vsh->last_write[i])
-			fail("LOST WRITE in tenant %d's view: page %" PRIu64 " last written at seq %"
-			     PRIu64 ", last reported by a harvest ending at %" PRIu64, id,
-			     first_page + i, vsh->last_write[i], last_report[i]);
+	check_last_writes(last_report, who);
 	printf("ok views tenant %d: %" PRIu64 " CLEAR harvests, %" PRIu64
 	       " page reports, no lost write (%.0f s)\n", id, harvests, reports, seconds);
 	return 0;
@@ -451,7 +448,6 @@ static int views_tenant(struct cxltrack *h, int id, double seconds)
 
 static int mode_views(double seconds)
 {
-	size_t shared = sizeof(*vsh) + npages * sizeof(uint64_t);
 	uint64_t thefts = 0, stolen = 0, nr;
 	struct cxltrack *ten[2];
 	pid_t pid[2];
@@ -464,10 +460,8 @@ static int mode_views(double seconds)
 	printf("ok views: another consumer's CLEAR leaves a view its pages, a view's CLEAR "
 	       "takes only its own (dirty and accessed)\n");
 
-	vsh = mmap(NULL, shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (vsh == MAP_FAILED)
-		fail("mmap: %s", strerror(errno));
-	vsh->gseq = 1;
+	stamps_new();
+	sparse_writes = 1;
 	free(harvest(CXLT_HARVEST_DIRTY, CXLT_HARVEST_F_CLEAR, &nr));
 	for (int i = 0; i < 2; i++) {
 		check(cxltrack_open(NULL, &ten[i]), "open (tenant)");
@@ -480,7 +474,7 @@ static int mode_views(double seconds)
 		}
 		cxltrack_close(ten[i]);
 	}
-	while (atomic_load(&vsh->open) < 2) {
+	while (atomic_load(&st->open) < 2) {
 		int st;
 
 		/* A tenant that failed before opening its view must not hang the test. */
@@ -489,7 +483,7 @@ static int mode_views(double seconds)
 				fail("tenant %d exited before its view was open (status %d)", i, st);
 		usleep(1000);
 	}
-	if (pthread_create(&wr, NULL, views_writer, NULL))
+	if (pthread_create(&wr, NULL, stamp_writer, NULL))
 		fail("pthread_create");
 	/* The thief: a privileged consumer without a view, clearing all the time. */
 	end = now_s() + seconds;
@@ -501,7 +495,7 @@ static int mode_views(double seconds)
 	}
 	atomic_store(&writer_stop, 1);
 	pthread_join(wr, NULL);
-	atomic_store(&vsh->stop, 1);
+	atomic_store(&st->stop, 1);
 	for (int i = 0; i < 2; i++) {
 		int st;
 
@@ -659,8 +653,8 @@ static int mode_sigrace(double seconds)
 
 	sig_len = (cxltrack_harvest_bytes(CXLT_HARVEST_DIRTY, total) + 4095) & ~4095ul;
 	sig_buf = mmap(NULL, sig_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	last_write = calloc(npages, sizeof(uint64_t));
-	if (sig_buf == MAP_FAILED || !last_report || !last_write)
+	stamps_new();
+	if (sig_buf == MAP_FAILED || !last_report)
 		fail("oom");
 	if (total < 2 * 32768)
 		fail("sigrace needs a device of at least 65536 pages (two commands per call)");
@@ -668,7 +662,7 @@ static int mode_sigrace(double seconds)
 	harvester = pthread_self();
 	check(cxltrack_harvest(t, CXLT_HARVEST_DIRTY, 0, total, CXLT_HARVEST_F_CLEAR, sig_buf,
 			       sig_len, NULL), "initial harvest");
-	if (pthread_create(&wr, NULL, race_writer, NULL) ||
+	if (pthread_create(&wr, NULL, stamp_writer, NULL) ||
 	    pthread_create(&sg, NULL, sig_sender, NULL) ||
 	    pthread_create(&ct, NULL, contender, NULL) ||
 	    pthread_create(&pr, NULL, protector, NULL))
@@ -696,7 +690,7 @@ static int mode_sigrace(double seconds)
 			ret = cxltrack_harvest_part(t, CXLT_HARVEST_DIRTY, pos, total - pos,
 						    CXLT_HARVEST_F_CLEAR, sig_buf + pos / 8,
 						    sig_len - pos / 8, &nr, &done);
-			h_end = atomic_load(&gseq);
+			h_end = atomic_load(&st->gseq);
 			count_calls++;
 			if (ret == -EINTR || ret == -EFAULT) {
 				if (done)
@@ -719,11 +713,7 @@ static int mode_sigrace(double seconds)
 			pos += done;
 		}
 	}
-	for (uint64_t i = 0; i < npages; i++)
-		if (last_write[i] && last_report[i] <= last_write[i])
-			fail("LOST WRITE: page %" PRIu64 " last written at seq %" PRIu64
-			     ", last reported by a harvest ending at %" PRIu64,
-			     first_page + i, last_write[i], last_report[i]);
+	check_last_writes(last_report, "sigrace");
 	printf("ok sigrace: %" PRIu64 " writes, %" PRIu64 " calls (%" PRIu64 " short, %" PRIu64
 	       " EINTR, %" PRIu64 " EFAULT), no lost write\n", writes_done, count_calls, shorts,
 	       eintr, efault);
