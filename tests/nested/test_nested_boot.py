@@ -90,30 +90,32 @@ def test_two_vms_each_on_its_own_device_range(host: Host) -> None:
     assert written[0].isdisjoint(written[1])
 
 
+def _reset(vm: NestedVm) -> None:
+    """Reset the VM from its monitor and wait until its QEMU logged the CPU resets."""
+    assert vm.qmp is not None
+    vm.qmp.command("system_reset")
+    deadline = time.monotonic() + 60
+    while vm.resets_after_start() < vm.spec.smp:
+        assert time.monotonic() < deadline, f"no CPU reset logged after system_reset: {vm.cpu_resets()}"
+        time.sleep(1)
+
+
 def test_a_vm_that_reboots_in_use_fails_its_test(host: Host) -> None:
     """A guest reset reboots an L2 VM (its QEMU has no -no-reboot, so that an early death is
     logged, not a silent exit); a reset after the VM was ready lost the guest's state, and
     shutting the VM down says so."""
     vm = host.start_vm(VmSpec("vm0"))
     assert vm.resets_at_ready == START_RESETS_PER_VCPU * vm.spec.smp and vm.resets_after_start() == 0
-    assert vm.qmp is not None
-    vm.qmp.command("system_reset")
-    deadline = time.monotonic() + 60
-    while vm.resets_after_start() < vm.spec.smp:
-        assert time.monotonic() < deadline, f"no CPU reset logged after system_reset: {vm.cpu_resets()}"
-        time.sleep(1)
+    _reset(vm)
+    assert vm.silent_reset() is not None
     with pytest.raises(VmReset, match="was reset while in use with nothing on its console") as quiet:
         vm.shutdown()
     assert vm.stopped and quiet.value.silent
     # A kernel that said something before the reset is not the platform's silent reset.
     vm = host.start_vm(VmSpec("vm1"))
     vm.run("echo '<0>Kernel panic - not syncing: cxltrack test' > /dev/kmsg")
-    assert vm.qmp is not None
-    vm.qmp.command("system_reset")
-    deadline = time.monotonic() + 60
-    while vm.resets_after_start() < vm.spec.smp:
-        assert time.monotonic() < deadline, f"no CPU reset logged after system_reset: {vm.cpu_resets()}"
-        time.sleep(1)
+    _reset(vm)
+    assert vm.silent_reset() is None
     with pytest.raises(VmReset, match="was reset while in use\n") as spoke:
         vm.shutdown()
     assert not spoke.value.silent and "cxltrack test" in spoke.value.kernel_report[0]
