@@ -272,7 +272,7 @@ void cxlt_chunks_release_file(struct cxlt_dev *cd, struct cxlt_file *f)
 	bool hw;
 	int ret;
 
-	down_read(&cd->life);
+	cxlt_life_get(cd, false);
 	mutex_lock(&cd->cmd_lock);
 	hw = !cd->dead && !cd->raw_owner;
 	for (c = 0; c < cd->caps.num_chunks; c++) {

@@ -18,6 +18,33 @@
 #define CXLT_FIELD(reg, f, v) (((v) & CXLT_##reg##_##f##_MASK) >> CXLT_##reg##_##f##_SHIFT)
 
 /**
+ * cxlt_life_get() - take @life for reading once the device is not suspended
+ * @cd: tracker
+ * @intr: a signal ends the wait (-EINTR); else it is not interruptible
+ *
+ * Between suspend and resume no lock is held (the two run in different
+ * tasks); the device is marked suspended instead, and callers wait here.
+ *
+ * Return: 0 with @life held for reading, or -EINTR.
+ */
+int cxlt_life_get(struct cxlt_dev *cd, bool intr)
+{
+	for (;;) {
+		if (!intr)
+			down_read(&cd->life);
+		else if (down_read_interruptible(&cd->life))
+			return -EINTR;
+		if (!cd->suspended)
+			return 0;
+		up_read(&cd->life);
+		if (!intr)
+			wait_event(cd->wq, !READ_ONCE(cd->suspended));
+		else if (wait_event_interruptible(cd->wq, !READ_ONCE(cd->suspended)))
+			return -EINTR;
+	}
+}
+
+/**
  * cxlt_enter() - start a device operation on behalf of a caller
  * @cd: tracker
  * @f: the calling file, or NULL for in-kernel callers
@@ -29,7 +56,7 @@
  */
 int cxlt_enter(struct cxlt_dev *cd, struct cxlt_file *f)
 {
-	if (down_read_interruptible(&cd->life))
+	if (cxlt_life_get(cd, true))
 		return -EINTR;
 	if (cd->dead) {
 		up_read(&cd->life);
@@ -267,7 +294,7 @@ static int cxlt_raw_reset(struct cxlt_dev *cd)
 	int ret;
 
 	/* pci_reset_function() calls reset_prepare(), which takes life. */
-	down_read(&cd->life);
+	cxlt_life_get(cd, false);
 	if (cd->dead) {
 		up_read(&cd->life);
 		return -ENODEV;
@@ -317,7 +344,7 @@ int cxlt_raw(struct cxlt_dev *cd, struct cxlt_file *f, struct cxlt_raw *r)
 		return -EINVAL;
 	}
 
-	if (down_read_interruptible(&cd->life))
+	if (cxlt_life_get(cd, true))
 		return -EINTR;
 	if (cd->dead) {
 		up_read(&cd->life);
@@ -377,7 +404,7 @@ out:
 /* A file that held raw mode is closed: leave raw mode. */
 void cxlt_raw_release(struct cxlt_dev *cd, struct cxlt_file *f)
 {
-	down_read(&cd->life);
+	cxlt_life_get(cd, false);
 	mutex_lock(&cd->cmd_lock);
 	if (cd->raw_owner == f) {
 		mutex_lock(&cd->evq_mutex);

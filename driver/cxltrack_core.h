@@ -24,9 +24,12 @@
  *   view_lock mutex. A harvest command with CLEAR of a bitmap and its
  *             fan-out to the views (cxltrack_view.c), view list changes.
  *   life      rw_semaphore. Read: any path that touches the device on behalf
- *             of a caller (ioctls, sysfs, API). Write: remove() and PCI
- *             reset (reset_prepare .. reset_done), so nothing touches the
- *             device while it is reset or after it is gone.
+ *             of a caller (ioctls, sysfs, API), through cxlt_life_get(),
+ *             which also waits while the device is suspended. Write:
+ *             remove() and PCI reset (reset_prepare .. reset_done, one
+ *             task), so nothing touches the device while it is reset or
+ *             after it is gone; suspend and resume take it each for their
+ *             own work only (they may run in different tasks).
  *   cmd_lock  mutex. The command engine (CMD_ARG*, CMD_OP, CMD_STATUS,
  *             CMD_RESULT*, RESULT window), slot windows, slot ownership,
  *             CTRL/SLOT_TIMEOUT shadows, raw mode ownership.
@@ -153,7 +156,7 @@ struct cxlt_dev {
 	 * cmd_lock; see cxltrack_chunk.c.
 	 */
 	struct cxlt_chunk_bind *chunk_bind;
-	bool suspended;			/* between suspend and resume */
+	bool suspended;			/* suspend to resume, under life; see cxlt_life_get() */
 
 	struct mutex evq_mutex;		/* draining the event queue */
 	u32 evt_seq;			/* SEQ of the last popped event */
@@ -215,6 +218,7 @@ int cxlt_barwin_enable(struct cxlt_dev *cd);
 void cxlt_barwin_disable(struct cxlt_dev *cd);
 
 /* cxltrack_cmd.c */
+int cxlt_life_get(struct cxlt_dev *cd, bool intr);
 int cxlt_enter(struct cxlt_dev *cd, struct cxlt_file *f);
 void cxlt_leave(struct cxlt_dev *cd);
 int cxlt_cmd(struct cxlt_dev *cd, u8 op, u32 opflags, u64 a0, u64 a1, u64 a2,

@@ -354,27 +354,42 @@ static void cxlt_reset_done(struct pci_dev *pdev)
  * it was: CMD_STATUS.SEQ back at 0 after commands, or CTRL not what the
  * driver wrote.
  */
+/*
+ * Suspend and resume may run in different tasks (asynchronous suspend), so
+ * unlike a reset no lock is held from one to the other: suspend quiesces,
+ * marks the device suspended and lets @life go; until resume clears the
+ * mark, every caller that would touch the device waits in cxlt_life_get().
+ */
 static int cxlt_suspend(struct device *dev)
 {
-	cxlt_quiesce(dev_get_drvdata(dev));
+	struct cxlt_dev *cd = dev_get_drvdata(dev);
+
+	cxlt_quiesce(cd);
+	cd->suspended = true;
+	up_write(&cd->life);
 	return 0;
 }
 
 static int cxlt_resume(struct device *dev)
 {
 	struct cxlt_dev *cd = dev_get_drvdata(dev);
-	u32 st = cxlt_rd(cd, CXLT_CMD_STATUS);
-	u32 ctrl = cxlt_rd(cd, CXLT_CTRL) &
-		   (CXLT_CTRL_TRACK_EN_MASK | CXLT_CTRL_BAT_INV_EVT_EN_MASK);
-	bool lost = st == ~0U || ctrl != cd->ctrl ||
-		    (cd->cmd_seq_valid && cd->cmd_seq &&
-		     !((st & CXLT_CMD_STATUS_SEQ_MASK) >> CXLT_CMD_STATUS_SEQ_SHIFT));
+	u32 st, ctrl;
+	bool lost;
 
+	down_write(&cd->life);
+	cd->suspended = false;
+	st = cxlt_rd(cd, CXLT_CMD_STATUS);
+	ctrl = cxlt_rd(cd, CXLT_CTRL) &
+	       (CXLT_CTRL_TRACK_EN_MASK | CXLT_CTRL_BAT_INV_EVT_EN_MASK);
+	lost = st == ~0U || ctrl != cd->ctrl ||
+	       (cd->cmd_seq_valid && cd->cmd_seq &&
+		!((st & CXLT_CMD_STATUS_SEQ_MASK) >> CXLT_CMD_STATUS_SEQ_SHIFT));
 	if (lost) {
 		dev_info(dev, "device state lost over suspend\n");
 		cxlt_bits_lost(cd);
 	}
 	cxlt_unquiesce(cd, lost);
+	wake_up_all(&cd->wq);
 	return 0;
 }
 

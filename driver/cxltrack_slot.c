@@ -274,7 +274,7 @@ void cxlt_slots_release_file(struct cxlt_dev *cd, struct cxlt_file *f)
 	int ret;
 	u32 i;
 
-	down_read(&cd->life);
+	cxlt_life_get(cd, false);
 	mutex_lock(&cd->cmd_lock);
 	hw = !cd->dead && !cd->raw_owner;
 	for (i = 0; i < CXLT_SLOT_COUNT; i++) {
