@@ -34,3 +34,18 @@ def test_a_panic_without_an_oops_is_found() -> None:
 
 def test_a_quiet_console_has_no_report() -> None:
     assert first_report("[    1.0] Run /init as init process\nok agent ready\nSeaBIOS\n") == []
+
+
+def test_lockdep_reports_are_splats_and_its_banner_is_not() -> None:
+    from cxltrack.harness.kernlog import SPLAT
+
+    assert not SPLAT.search("[    0.000000] rcu: \tRCU lockdep checking is enabled.")
+    for line in (
+        "[   23.743405] WARNING: possible circular locking dependency detected",
+        "[   23.905876] INFO: lockdep is turned off.",
+        "[    5.100000] INFO: possible irq lock inversion dependency detected",
+        "[    5.100000] DEBUG_LOCKS_WARN_ON(1)",
+        "[   23.716353] BUG: workqueue leaked atomic, lock or RCU: kworker/u8:2[38]",
+        "[    1.326863] BUG: KASAN: wild-memory-access in rcu_is_watching+0x20/0x50",
+    ):
+        assert SPLAT.search(line), line

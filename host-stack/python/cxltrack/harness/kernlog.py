@@ -8,10 +8,13 @@ import re
 
 from .vm import Vm
 
-# The pinned Debian kernel has no lockdep/KASAN; the patterns are checked anyway so
-# that a debug kernel would be caught.
+# The pinned Debian kernel has no lockdep/KASAN; the patterns also catch the debug kernel
+# of `make test-driver-debug` (lockdep's reports: "WARNING: possible circular locking ...",
+# "INFO: possible irq lock inversion ...", "DEBUG_LOCKS_WARN_ON"; not the boot banner "RCU
+# lockdep checking is enabled").
 SPLAT = re.compile(
-    r"WARNING:|BUG:|Oops|general protection fault|kernel BUG|Call Trace:|lockdep|"
+    r"WARNING:|BUG:|Oops|general protection fault|kernel BUG|Call Trace:|"
+    r"INFO: (possible|trying to register|lockdep is turned off)|DEBUG_LOCKS_WARN_ON|"
     r"possible circular locking|possible recursive locking|KASAN|UBSAN|"
     r"blocked for more than|RCU stall|list_(add|del) corruption|refcount_t:|"
     r"use-after-free|double free"
