@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from .agent import GuestError
-from .image import InitramfsSpec, build_initramfs, load_image
+from .image import DEFAULT_APPEND, EXTRA_MODULES, InitramfsSpec, build_initramfs, load_image
 from .kernel import ensure_kernel
 from .nested import build_host_image
 from .pins import out_dir
@@ -35,6 +35,12 @@ def main(argv: list[str] | None = None) -> int:
     i.add_argument("--module-dir", action="append", default=[], type=Path)
     i.add_argument("--manifest", type=Path, required=True)
     i.add_argument("--force", action="store_true")
+    i.add_argument("--append", default="", help="more kernel command line for every boot of the image")
+    i.add_argument(
+        "--extra-modules",
+        default=",".join(EXTRA_MODULES),
+        help="in-tree modules the image holds for tests to load (comma-separated; default: %(default)s)",
+    )
     h = sub.add_parser("host-image", help="build the nested host image (L1, with the project's QEMU and L2 image)")
     h.add_argument("--qemu", type=Path, required=True, help="the qemu-system-x86_64 to put in the host")
     h.add_argument("--bin-dir", action="append", default=[], type=Path)
@@ -56,7 +62,14 @@ def main(argv: list[str] | None = None) -> int:
         print(value[a.print] if a.print else tree.headers)
         return 0
     if a.what == "image":
-        spec = InitramfsSpec(name=a.name, bin_dirs=tuple(a.bin_dir), module_dirs=tuple(a.module_dir))
+        extra = tuple(m for m in a.extra_modules.split(",") if m)
+        spec = InitramfsSpec(
+            name=a.name,
+            bin_dirs=tuple(a.bin_dir),
+            module_dirs=tuple(a.module_dir),
+            extra_modules=extra,
+            append=f"{DEFAULT_APPEND} {a.append}".strip(),
+        )
         image = build_initramfs(spec, force=a.force)
         a.manifest.parent.mkdir(parents=True, exist_ok=True)
         a.manifest.write_text(image.to_json())

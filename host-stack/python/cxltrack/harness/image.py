@@ -127,7 +127,12 @@ def _busybox(pins: GuestPins) -> Path:
 
 
 def _key(
-    spec: InitramfsSpec, pins: GuestPins, bins: dict[str, Path], mods: dict[str, Path], userland: Path | None
+    spec: InitramfsSpec,
+    pins: GuestPins,
+    kernel: KernelTree,
+    bins: dict[str, Path],
+    mods: dict[str, Path],
+    userland: Path | None,
 ) -> str:
     h = hashlib.sha256()
 
@@ -135,6 +140,7 @@ def _key(
         h.update(label.encode() + b"\0" + hashlib.sha256(data).digest())
 
     add("pins", repr(pins).encode())
+    add("kernel", f"{kernel.root}:{kernel.release}:{kernel.vmlinuz.stat().st_mtime_ns}".encode())
     add("spec", repr((spec.name, spec.boot_modules, spec.extra_modules, spec.append)).encode())
     if userland is not None:
         add("userland", userland_key(userland).encode())
@@ -176,7 +182,7 @@ def build_initramfs(spec: InitramfsSpec | None = None, force: bool = False) -> I
         raise FileNotFoundError(f"{AGENT} not found in bin_dirs {[str(d) for d in spec.bin_dirs]} (run `make guest`)")
     kernel = ensure_kernel(pins)
     userland = ensure_userland(pins) if spec.userland else None
-    key = _key(spec, pins, bins, mods, userland)
+    key = _key(spec, pins, kernel, bins, mods, userland)
     dest = cache_dir() / "guest-images" / f"{spec.name}-{key}"
     image = InitramfsImage(spec.name, kernel.vmlinuz, dest / "initramfs.cpio", spec.append, kernel.release, key)
     if (dest / "image.json").exists() and not force:

@@ -6,6 +6,7 @@ out-of-tree modules (`make -C <headers> M=...`)."""
 from __future__ import annotations
 
 import lzma
+import os
 import re
 import struct
 from dataclasses import dataclass
@@ -60,7 +61,19 @@ def _fix_headers(tree: KernelTree, pins: GuestPins) -> None:
         link.symlink_to(target)
 
 
+# A kernel tree built elsewhere, laid out like an extracted one with its release in a file
+# `release` (driver/scripts/build-debug-kernel: the debug build for one run of the driver suites).
+KERNEL_TREE_ENV = "CXLTRACK_GUEST_KERNEL"
+
+
 def ensure_kernel(pins: GuestPins | None = None) -> KernelTree:
+    other = os.environ.get(KERNEL_TREE_ENV)
+    if other:
+        root = Path(other)
+        try:
+            return KernelTree(root, (root / "release").read_text().strip())
+        except OSError as exc:
+            raise FileNotFoundError(f"{KERNEL_TREE_ENV}={other}: not a built kernel tree ({exc})") from exc
     pins = pins or guest_pins()
     dest = kernel_dir(pins)
     tree = KernelTree(dest, pins.kernel_release)

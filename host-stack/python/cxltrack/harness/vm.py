@@ -64,6 +64,19 @@ def default_datadirs() -> list[Path]:
     return [Path(p) for p in env.split(":") if p]
 
 
+def timeout_scale() -> float:
+    """How much longer than written every guest command and boot may take: CXLTRACK_TIMEOUT_SCALE
+    (default 1), for a slow guest kernel (the debug build of `make test-driver-debug`)."""
+    raw = os.environ.get("CXLTRACK_TIMEOUT_SCALE", "1")
+    try:
+        scale = float(raw)
+    except ValueError:
+        raise ValueError(f"CXLTRACK_TIMEOUT_SCALE={raw!r}: a number >= 1") from None
+    if not scale >= 1:
+        raise ValueError(f"CXLTRACK_TIMEOUT_SCALE={raw!r}: a number >= 1")
+    return scale
+
+
 class GuestWedged(GuestError):
     """The agent did not answer and a vCPU is wedged (see harness/vcpu.py): the VM is lost."""
 
@@ -253,7 +266,7 @@ class Vm:
                 raise GuestError(f"QMP handshake failed: {exc}\n{self._diagnostics()}") from exc
             self.agent = AgentChannel(conns[0], self.alive, self._watchdog)
             try:
-                ready = self.agent.wait_ready(cfg.boot_timeout)
+                ready = self.agent.wait_ready(cfg.boot_timeout * timeout_scale())
             except (TimeoutError, GuestError) as exc:
                 raise GuestError(f"guest did not become ready: {exc}\n{self._diagnostics()}") from exc
             self.boot_seconds = time.monotonic() - t0
@@ -399,7 +412,7 @@ class Vm:
         timeout raises GuestCommandError whose message holds the guest's stdout and stderr."""
         if self.agent is None:
             raise GuestError("VM not started")
-        t = self.cfg.command_timeout if timeout is None else timeout
+        t = (self.cfg.command_timeout if timeout is None else timeout) * timeout_scale()
         tr = self._transcript
         try:
             res = self.agent.run(cmd, t, stdin)
