@@ -122,6 +122,24 @@ def test_unprivileged_tenants(tracker_vm: TrackerFactory) -> None:
     assert r.status == 1 and "SLOT_ALLOC past tenant_slots: got success" in r.err, r.err
 
 
+def test_interrupts_are_quiesced_before_a_function_reset(tracker_vm: TrackerFactory) -> None:
+    """The driver masks the device's interrupts (INT_ENABLE 0) before a function reset, so no
+    interrupt of the old state arrives while the device is reset, and unmasks them after. The
+    tracker records INT_ENABLE at each reset (read-only `int-enable-at-reset`). Control: in raw
+    mode the driver leaves the registers to the raw owner, so an INT_ENABLE the owner set is
+    still set when its raw reset comes."""
+    t = tracker_vm(raw=True)
+    path = "/machine/peripheral/tracker0"
+    assert t.vm.qmp is not None
+    t.run(f"echo 1 > /sys/bus/pci/devices/{t.bdf}/reset", timeout=60)
+    assert t.vm.qmp.command("qom-get", path=path, property="int-enable-at-reset") == 0
+    # Enabled again afterwards: events still arrive by interrupt.
+    assert "ok events" in t.run(f"cxlt-test events {DAX}", timeout=60).out
+    out = t.run(f"printf 'W {0x34} 4 1\\nR {0x34} 4\\nRESET\\n' | cxltrack raw-batch", timeout=60).out
+    assert out.split() == ["ok", "v", "1", "ok"], out
+    assert t.vm.qmp.command("qom-get", path=path, property="int-enable-at-reset") == 1
+
+
 def test_a_failed_clear_command_reports_its_pages_set(tracker_vm: TrackerFactory) -> None:
     """Property (a) when the device fails: the tracker's unstable x-miscount-harvests makes the
     next harvest answer one set page more than its window holds (after clearing, as a faulty

@@ -184,6 +184,7 @@ struct CXLTrackState {
     bool busy;
     bool irq_line;
     uint32_t msi_count;
+    uint32_t int_enable_at_reset;  /* INT_ENABLE when last reset, for tests */
     uint32_t x_miscount_harvests;  /* unstable test knobs, see instance_init */
     uint32_t x_bad_events;
     int64_t epoch_ns;
@@ -1235,7 +1236,11 @@ static void cxlt_reset_state(CXLTrackState *s)
 
 static void cxlt_reset(DeviceState *dev)
 {
-    cxlt_reset_state(CXLTRACK(dev));
+    CXLTrackState *s = CXLTRACK(dev);
+
+    /* what a driver left enabled when the function was reset (for tests) */
+    s->int_enable_at_reset = s->int_enable;
+    cxlt_reset_state(s);
 }
 
 /* ------------------------------------------------------------- realize */
@@ -1453,6 +1458,10 @@ static void cxlt_instance_init(Object *obj)
 
     /* How often vector 0 was signalled since reset (for tests). */
     object_property_add_uint32_ptr(obj, "msi-count", &s->msi_count,
+                                   OBJ_PROP_FLAG_READ);
+    /* INT_ENABLE just before the last reset: a driver quiesces first. */
+    object_property_add_uint32_ptr(obj, "int-enable-at-reset",
+                                   &s->int_enable_at_reset,
                                    OBJ_PROP_FLAG_READ);
     /*
      * Unstable, for the driver's tests: the next N dirty/accessed harvests
