@@ -77,6 +77,13 @@ def test_watch_calls_back_from_its_thread(tmp_path: Path, monkeypatch: pytest.Mo
     assert seen == [CI_WHAT]
 
 
+def _run_with_reruns(pytester: pytest.Pytester) -> pytest.RunResult:
+    """The inner tests under the plugin, with the re-run options of the VM suites (mk/common.mk)."""
+    return pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--reruns", "1", "--only-rerun", "^(HostWedged|GuestWedged):", "-rR"
+    )
+
+
 def test_a_test_whose_host_wedged_runs_again_and_others_do_not(pytester: pytest.Pytester) -> None:
     """The plugin turns a failure while a host of the test is wedged into HostWedged, and
     `--reruns 1 --only-rerun` runs that test once more; an ordinary failure is not run again."""
@@ -109,9 +116,7 @@ def test_a_test_whose_host_wedged_runs_again_and_others_do_not(pytester: pytest.
             assert False, "a real failure"
     """)
     )
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--reruns", "1", "--only-rerun", "^(HostWedged|GuestWedged):", "-rR"
-    )
+    result = _run_with_reruns(pytester)
     assert result.parseoutcomes() == {"passed": 1, "failed": 1, "rerun": 1}, result.stdout.str()
     text = result.stdout.str()
     assert (
@@ -170,9 +175,7 @@ def test_a_test_whose_vm_triple_faulted_runs_again_and_one_whose_kernel_spoke_do
                 raise GuestError("guest command 'x': response id 0 for request 12")
     """)
     )
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--reruns", "1", "--only-rerun", "^(HostWedged|GuestWedged):", "-rR"
-    )
+    result = _run_with_reruns(pytester)
     assert result.parseoutcomes() == {"passed": 2, "failed": 1, "rerun": 2}, result.stdout.str()
     text = result.stdout.str()
     assert (

@@ -266,6 +266,9 @@ class VmSpec:
 START_RESETS_PER_VCPU = 2
 
 
+SILENT = " with nothing on its console (a triple fault)"  # how a silent L2 reset is described
+
+
 class VmReset(GuestError):
     """An L2 VM was reset while in use (NestedVm.shutdown found CPU resets past ready).
     `kernel_report`: the first kernel report on its console (kernlog.first_report), empty
@@ -595,27 +598,29 @@ class NestedVm:
             res = self.host.run(f"cxlt-vm {what} {self.spec.name}", check=False)
             (self.workdir / file).write_bytes(res.stdout)
 
+    def _reset_report(self) -> list[str] | None:
+        """None unless the VM was reset after it was ready; then its console's first kernel
+        report (kernlog.first_report), empty for a reset its kernel said nothing about."""
+        ready = self.resets_at_ready
+        if self.stopped or ready is None or not self.host.vm.alive() or self.cpu_resets() <= ready:
+            return None
+        return first_report(self.console_text())
+
     def silent_reset(self) -> str | None:
         """Why this running VM is lost to the platform, or None: it was reset after it was ready
         with nothing on its console (a triple fault, see VmReset). For a failure whose own
         error says only that the agent went away (a reset in the middle of a command)."""
-        ready = self.resets_at_ready
-        if self.stopped or ready is None or not self.host.vm.alive() or self.cpu_resets() <= ready:
-            return None
-        if first_report(self.console_text()):
-            return None
-        return f"L2 VM {self.spec.name} was reset while in use with nothing on its console (a triple fault)"
+        report = self._reset_report()
+        return f"L2 VM {self.spec.name} was reset while in use{SILENT}" if report == [] else None
 
     def shutdown(self) -> None:
         if self.stopped:
             return
         rebooted = None
-        report: list[str] = []
-        ready = self.resets_at_ready
-        if ready is not None and self.host.vm.alive() and self.cpu_resets() > ready:
+        report = self._reset_report()
+        if report is not None:
             self.save_logs()
-            report = first_report(self.console_text())
-            why = "" if report else " with nothing on its console (a triple fault)"
+            why = "" if report else SILENT
             rebooted = f"L2 VM {self.spec.name} was reset while in use{why}\n{self.diagnostics()}"
         if self.qmp is not None:
             with contextlib.suppress(OSError, QmpError, ValueError):
@@ -626,7 +631,7 @@ class NestedVm:
         self.stopped = True
         self.host.release(self)
         if rebooted is not None:
-            raise VmReset(rebooted, report)
+            raise VmReset(rebooted, report or [])
 
 
 class HostWedged(GuestError):
