@@ -58,6 +58,36 @@ class Tracker:
 
 TrackerFactory = Callable[..., Tracker]
 
+TRACING = "/sys/kernel/tracing"
+# TCG has no cache model: the driver's write-backs are seen where it asks the kernel for them.
+# flush: the first 8 bytes at the address (which page it is) and the length.
+CACHE_PROBES = {"flush": "clflush_cache_range size=%si:u32 head=+0(%di):u64", "wbinvd": "wbinvd_on_all_cpus"}
+KprobeEvent = tuple[str, dict[str, int]]
+
+
+def kprobe_trace(t: Tracker, probes: dict[str, str], cmd: str) -> tuple[str, list[KprobeEvent]]:
+    """Run cmd in the guest with kprobe events on (name → "function fetch-args"): its stdout
+    and the events its own program (the command's first word) hit, as (name, {arg: value})."""
+    t.run(f"mountpoint -q {TRACING} || mount -t tracefs nodev {TRACING}")
+    for name, spec in probes.items():
+        t.run(f"echo 'p:cxlt/{name} {spec}' >> {TRACING}/kprobe_events")
+    t.run(f"echo > {TRACING}/trace && echo 1 > {TRACING}/events/cxlt/enable")
+    try:
+        out = t.run(cmd, timeout=60).out
+    finally:
+        t.run(f"echo 0 > {TRACING}/events/cxlt/enable")
+    comm = cmd.split()[0][:15]  # the kernel's task name
+    events: list[KprobeEvent] = []
+    for line in t.run(f"cat {TRACING}/trace").out.splitlines():
+        if not line.strip().startswith(comm + "-"):
+            continue
+        # "<task>-<pid> [cpu] flags time: <name>: (<function>+0x0/0x..) arg=value ..."
+        name = line.split(": ", 2)[1]
+        args = line.split(") ", 1)[1].split() if ") " in line else []
+        events.append((name, {k: int(v, 0) for k, v in (a.split("=", 1) for a in args)}))
+    t.run(f"echo > {TRACING}/kprobe_events")
+    return out, events
+
 
 @pytest.fixture
 def tracker_vm(boot_vm: BootVm) -> Iterator[TrackerFactory]:

@@ -5,7 +5,7 @@ far it got and loses no dirty bit; read() into a bad buffer keeps the record."""
 
 from __future__ import annotations
 
-from conftest import DAX, TrackerFactory
+from conftest import CACHE_PROBES, DAX, TrackerFactory, kprobe_trace
 
 
 def test_harvest_clear_short_results_lose_nothing(tracker_vm: TrackerFactory) -> None:
@@ -243,16 +243,30 @@ def test_a_mapping_tells_its_device_pages(tracker_vm: TrackerFactory) -> None:
     assert "ok addrpage" in out, out
 
 
+CACHE_MARK = 0x6378746C63616368  # cxlt-test.c: the first 8 bytes of the page it discards
+MERGED = 0xC3C3C3C3C3C3C3C3  # the same 8 bytes after the merge
+
+
 def test_cache_contract_from_user_space(tracker_vm: TrackerFactory) -> None:
-    """BAT_SET/BAT_DISCARD and SLOT_MERGE can name the caller's mapping of the page (the
-    driver writes its lines back / invalidates them); a misaligned or unmapped address fails
-    before the device is asked; a harvest with WRITEBACK writes back every CPU cache first.
-    (TCG has no cache model: the write-back itself is checked by review; this checks the
-    interface, the pinning and that failures change nothing.)"""
+    """BAT_SET/BAT_DISCARD and SLOT_MERGE can name the caller's mapping of the page, and the
+    driver then writes its lines back (and for a merge invalidates them afterwards); a
+    misaligned or unmapped address fails before the device is asked; a harvest with WRITEBACK
+    writes back every CPU cache first. TCG has no cache model, so the write-backs are seen
+    where the driver asks the kernel for them: kprobes on clflush_cache_range() (the address's
+    first 8 bytes must be the program's page, each flush one 4 KiB page) and on
+    wbinvd_on_all_cpus()."""
     t = tracker_vm()
-    out = t.run(f"cxlt-test cache {DAX}", timeout=60).out
-    print(out)
+    out, events = kprobe_trace(t, CACHE_PROBES, f"cxlt-test cache {DAX}")
+    print(out, *events, sep="\n")
     assert "ok cache" in out
+    flushes = [a for n, a in events if n == "flush"]
+    assert all(a["size"] == 4096 for a in flushes), flushes
+    heads = [a["head"] for a in flushes]
+    # BAT_SET, BAT_DISCARD, BAT_SET again and the merge's write-back see the mark; the bad
+    # addresses flush nothing; the merge's invalidation after the command sees its bytes.
+    assert heads.count(CACHE_MARK) == 4, [hex(h) for h in heads]
+    assert heads.count(MERGED) == 1, [hex(h) for h in heads]
+    assert sum(n == "wbinvd" for n, _ in events) == 1, events
 
 
 def test_one_file_used_by_threads_a_dup_and_a_child(tracker_vm: TrackerFactory) -> None:

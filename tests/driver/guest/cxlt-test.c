@@ -1453,6 +1453,8 @@ static int mode_chunkbind(void)
 }
 
 /* --- cache: the spec 9 guarantees for user-space callers ------------------------ */
+#define CACHE_MARK 0x6378746c63616368ULL /* the page's first 8 bytes, for the trace */
+
 static int bat_at(unsigned int op, uint64_t page, uint64_t addr, struct cxlt_bat *out)
 {
 	struct cxlt_bat b = { .op = op, .page = page, .block = 42, .disk = 1,
@@ -1473,8 +1475,11 @@ static int mode_cache(void)
 	struct cxlt_bat b;
 	int slot;
 
-	/* SET and DISCARD through the caller's mapping: the driver writes the lines back. */
-	*(volatile uint64_t *)page_ptr(p) = 0x1234;
+	/*
+	 * SET and DISCARD through the caller's mapping: the driver writes the lines back. The
+	 * page starts with a mark that a kprobe on the kernel's flush sees (the test's trace).
+	 */
+	*(volatile uint64_t *)page_ptr(p) = CACHE_MARK;
 	check(bat_at(CXLT_BAT_SET, p, addr, NULL), "BAT_SET with ADDR");
 	check(bat_at(CXLT_BAT_DISCARD, p, addr, &b), "BAT_DISCARD with ADDR");
 	if (!b.valid || b.block != 42)
