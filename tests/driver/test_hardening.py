@@ -11,6 +11,9 @@ import time
 import pytest
 from conftest import DAX, TrackerFactory
 
+from cxltrack import regs
+from cxltrack.model.device import Device
+
 
 def test_ioctl_fuzzer(tracker_vm: TrackerFactory) -> None:
     """Three processes fuzz every ioctl, read() and poll() with valid, boundary and random
@@ -238,6 +241,61 @@ def test_every_caller_survives_a_function_reset(tracker_vm: TrackerFactory) -> N
         if name not in LIFETIME_BLOCKED:
             assert int(line["recent"]) > 0, (name, line)
         assert not _errors(line) & {"EIO", "EFAULT", "ENODEV"}, (name, line)
+
+
+TRACKER_QOM = "/machine/peripheral/tracker0"
+
+
+def test_probe_refuses_a_device_that_identifies_itself_wrongly(tracker_vm: TrackerFactory) -> None:
+    """Probe error unwinding for bad identification values (the QEMU model's unstable
+    x-ident-offset/x-ident-value make one of ID..CAP_TICK read as a chosen value): a foreign
+    ID, another major version, and capabilities outside spec 1.1's ranges or inconsistent
+    with each other are each refused with their reason, after the probe took the device
+    number, the BAR and the memdev, and nothing stays bound; a newer minor version is
+    accepted (forward compatible); with the true values the device binds and works."""
+    t = tracker_vm(load=False, region=False)
+    real = Device(t.cfg)
+    geom, chunk = real.reg_read(regs.CAP_GEOM), real.reg_read(regs.CAP_CHUNK)
+    chunk_shift = chunk & 0x3F
+    impossible = "impossible configuration"
+    cases = [
+        (regs.ID, 0x1B36_0000, "not the cxltrack magic"),
+        (regs.VERSION, 0x0002_0000, "interface version 2.0 not supported"),
+        (regs.VERSION, 0x0000_0001, "interface version 0.1 not supported"),
+        (regs.CAP_PAGES_LO, 0, impossible),  # no pages
+        (regs.CAP_PAGES_LO, real.reg_read(regs.CAP_PAGES_LO) + 64, impossible),  # != the chunks
+        (regs.CAP_PAGES_HI, 0x10, impossible),  # beyond the largest capacity
+        (regs.CAP_GEOM, (geom & ~0x3F) | 11, impossible),  # page shift below the minimum
+        (regs.CAP_GEOM, geom & ~(0x1F << 8), impossible),  # no slots
+        (regs.CAP_CHUNK, chunk_shift, impossible),  # no chunks
+        (regs.CAP_CHUNK, (chunk & ~0x3F) | 11, impossible),  # chunk smaller than a page
+        (regs.CAP_BAT, 0, impossible),
+        (regs.CAP_TICK, 0, impossible),
+    ]
+    bound = f"/sys/bus/pci/drivers/cxltrack/{t.bdf}"
+    t.vm.qmp.command("qom-set", path=TRACKER_QOM, property="x-ident-offset", value=regs.ID)
+    t.vm.qmp.command("qom-set", path=TRACKER_QOM, property="x-ident-value", value=0)
+    t.run("modprobe cxltrack")  # the driver registers; its first probe fails
+    t.run(f"test ! -e {bound} && test ! -e /dev/cxltrack0")
+    for offset, value, reason in cases:
+        t.vm.qmp.command("qom-set", path=TRACKER_QOM, property="x-ident-offset", value=offset)
+        t.vm.qmp.command("qom-set", path=TRACKER_QOM, property="x-ident-value", value=value)
+        t.run(f"echo {t.bdf} > /sys/bus/pci/drivers/cxltrack/bind", check=False)
+        case = f"register {offset:#x} = {value:#x}"
+        t.run(f"test ! -e {bound} && test ! -e /dev/cxltrack0 && test ! -e /sys/class/cxltrack/cxltrack0")
+        tail = t.run("dmesg | tail -3").out
+        assert reason in tail, (case, tail)
+    # A newer minor version of the same interface binds.
+    t.vm.qmp.command("qom-set", path=TRACKER_QOM, property="x-ident-offset", value=regs.VERSION)
+    t.vm.qmp.command("qom-set", path=TRACKER_QOM, property="x-ident-value", value=0x0001_0007)
+    t.run(f"echo {t.bdf} > /sys/bus/pci/drivers/cxltrack/bind && test -c /dev/cxltrack0")
+    t.run(f"echo {t.bdf} > /sys/bus/pci/drivers/cxltrack/unbind")
+    # The true values: the device binds and works, as number 0: no failed probe kept its number.
+    t.vm.qmp.command("qom-set", path=TRACKER_QOM, property="x-ident-offset", value=0xFFFF_FFFF)
+    t.run(f"echo {t.bdf} > /sys/bus/pci/drivers/cxltrack/bind && test -c /dev/cxltrack0")
+    t.run("cxltrack bat set 5 55 1")
+    assert t.run("cxltrack bat get 5").out.strip() == "valid block=55 disk=1"
+    t.run("rmmod cxltrack && modprobe cxltrack && test -c /dev/cxltrack0")
 
 
 def test_probe_without_msix_unwinds(tracker_vm: TrackerFactory) -> None:

@@ -187,6 +187,8 @@ struct CXLTrackState {
     uint32_t int_enable_at_reset;  /* INT_ENABLE when last reset, for tests */
     uint32_t x_miscount_harvests;  /* unstable test knobs, see instance_init */
     uint32_t x_bad_events;
+    uint32_t x_ident_offset;
+    uint32_t x_ident_value;
     int64_t epoch_ns;
 };
 
@@ -973,6 +975,9 @@ static uint64_t cxlt_reg_value(CXLTrackState *s, hwaddr addr, bool *ok)
     CXLTEvent *head = s->evq_len ? &s->evq[s->evq_head] : NULL;
 
     *ok = true;
+    if (addr == s->x_ident_offset && addr <= CXLT_CAP_TICK) {
+        return s->x_ident_value;
+    }
     switch (addr) {
     case CXLT_ID:
         return CXLT_ID_RESET;
@@ -1478,6 +1483,17 @@ static void cxlt_instance_init(Object *obj)
      * flagging a gap in the sequence on the record after it.
      */
     object_property_add_uint32_ptr(obj, "x-bad-events", &s->x_bad_events,
+                                   OBJ_PROP_FLAG_READWRITE);
+    /*
+     * Unstable, for the driver's tests: the identification register at
+     * offset x-ident-offset (ID to CAP_TICK; none by default) reads as
+     * x-ident-value, as a device of another version or a broken one would
+     * show itself to a probe. Nothing else changes.
+     */
+    s->x_ident_offset = UINT32_MAX;
+    object_property_add_uint32_ptr(obj, "x-ident-offset", &s->x_ident_offset,
+                                   OBJ_PROP_FLAG_READWRITE);
+    object_property_add_uint32_ptr(obj, "x-ident-value", &s->x_ident_value,
                                    OBJ_PROP_FLAG_READWRITE);
 }
 
