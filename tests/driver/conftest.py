@@ -68,7 +68,7 @@ KprobeEvent = tuple[str, dict[str, int]]
 def kprobe_trace(t: Tracker, probes: dict[str, str], cmd: str) -> tuple[str, list[KprobeEvent]]:
     """Run cmd in the guest with kprobe events on (name → "function fetch-args"): its stdout
     and the events its own program (the command's first word) hit, as (name, {arg: value})."""
-    t.run(f"mountpoint -q {TRACING} || mount -t tracefs nodev {TRACING}")
+    t.run(f"grep -q ' {TRACING} ' /proc/mounts || mount -t tracefs nodev {TRACING}")
     for name, spec in probes.items():
         t.run(f"echo 'p:cxlt/{name} {spec}' >> {TRACING}/kprobe_events")
     t.run(f"echo > {TRACING}/trace && echo 1 > {TRACING}/events/cxlt/enable")
