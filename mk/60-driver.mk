@@ -106,7 +106,7 @@ driver-clean:
 	@rm -rf $(DRIVER_OUT)
 
 # The driver suites once on a debug build of the same kernel source (issue 11): lockdep,
-# KASAN, DEBUG_ATOMIC_SLEEP, DEBUG_LIST (driver/scripts/build-debug-kernel; most of an hour on
+# KASAN, DEBUG_ATOMIC_SLEEP, DEBUG_LIST, FAILSLAB, kmemleak (driver/scripts/build-debug-kernel; most of an hour on
 # two cores the first time). Every driver test already fails on a warning, lockdep report or
 # KASAN report in its guest's kernel log (tests/driver/conftest.py). The driver, the tools and
 # the image are built apart, in $(DEBUG_OUT); the image has no KVM (the debug build has none).
