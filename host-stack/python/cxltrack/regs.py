@@ -95,7 +95,7 @@ class Op(IntEnum):
     HARVEST_ACCESSED = 0x02  # As HARVEST_DIRTY for the accessed bitmap.
     HARVEST_HOTNESS = 0x03  # Copy one hotness byte per page into RESULT; CLEAR zeroes, DECAY halves the counters.
     BAT_SET = 0x10  # Associate page ARG0 with block ARG1 of disk ARG2; sets VALID.
-    BAT_GET = 0x11  # Read the association of page ARG0: RESULT0 = block, RESULT1 = disk | VALID<<32.
+    BAT_GET = 0x11  # Read the association of page ARG0: RESULT0 = block, RESULT1 = disk | VALID<<32; 0 and 0 if it is invalid.
     BAT_CLEAR = 0x12  # Clear the association of page ARG0.
     BAT_DISCARD = 0x13  # Discard-if-clean: atomically, if page ARG0's association is VALID, clear it and answer CLEAN (RESULT1 bit 32).
     SLOT_ALLOC = 0x20  # Open a free write-buffer slot tagged ARG0; RESULT0 = slot index.
