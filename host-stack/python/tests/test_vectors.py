@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from cxltrack import regs
 from cxltrack.config import named
+from cxltrack.regs import Op
 from cxltrack.vectors import generate
 from cxltrack.vectors.format import Case, VectorFormatError, load, load_corpus, parse_lines
 from cxltrack.vectors.replay import Mismatch, ModelTarget, replay
@@ -100,3 +102,25 @@ def test_malformed_json_and_order(tmp_path: Path) -> None:
         load_corpus(tmp_path)
     with pytest.raises(VectorFormatError, match="cannot read"):
         load(tmp_path / "absent.jsonl")
+
+
+def test_a_reset_inside_a_case_restarts_the_launch_count() -> None:
+    """A reset zeroes CMD_STATUS.SEQ (spec 11), so the replay's count of launches starts again
+    with it; before, the first command after a reset failed "SEQ 1 after N: not one launch" on
+    every implementation. A command that is not one launch after the reset still fails."""
+    nop = json.dumps({"op": "cmd", "name": "NOP", "expect": {"code": "OK", "result0": 0, "result1": 0}})
+    reset = json.dumps({"op": "reset"})
+    (case,) = parse_lines([HEAD, nop, nop, nop, reset, nop, nop], "v.jsonl")
+    asyncio.run(replay(ModelTarget(named("small")), case))
+
+    class SkipsALaunch(ModelTarget):
+        """After its reset, the device counts one launch that the replay did not make."""
+
+        async def reset(self) -> None:
+            await super().reset()
+            self.dev.reg_write(regs.CMD_OP, int(Op.NOP))
+            self.dev.settle()
+
+    (case,) = parse_lines([HEAD, nop, reset, nop], "v.jsonl")
+    with pytest.raises(Mismatch, match="not one launch"):
+        asyncio.run(replay(SkipsALaunch(named("small")), case))

@@ -91,6 +91,7 @@ class Replayer:
 
     async def _op_reset(self, vop: VOp) -> None:
         await self.t.reset()
+        self._seq = 0  # a reset zeroes CMD_STATUS.SEQ (spec 11): the next launch is number 1
 
     async def _op_settle(self, vop: VOp) -> None:
         await self.t.settle()
