@@ -255,21 +255,27 @@ def test_probe_refuses_a_device_that_identifies_itself_wrongly(tracker_vm: Track
     number, the BAR and the memdev, and nothing stays bound; a newer minor version is
     accepted (forward compatible); with the true values the device binds and works."""
     t = tracker_vm(load=False, region=False)
-    real = Device(t.cfg)
-    geom, chunk = real.reg_read(regs.CAP_GEOM), real.reg_read(regs.CAP_CHUNK)
-    chunk_shift = chunk & 0x3F
+    real = Device(t.cfg).reg_read
+
+    def with_field(reg: str, field: str, value: int) -> tuple[int, int]:
+        """Register reg as the device reads, with one field set to value."""
+        r = regs.REGISTERS[reg]
+        f = r.field(field)
+        return r.offset, (real(r.offset) & ~f.mask) | f.put(value)
+
     impossible = "impossible configuration"
+    page_shift_min, _ = regs.CONFIG_RANGES["page_shift"]
     cases = [
         (regs.ID, 0x1B36_0000, "not the cxltrack magic"),
         (regs.VERSION, 0x0002_0000, "interface version 2.0 not supported"),
         (regs.VERSION, 0x0000_0001, "interface version 0.1 not supported"),
         (regs.CAP_PAGES_LO, 0, impossible),  # no pages
-        (regs.CAP_PAGES_LO, real.reg_read(regs.CAP_PAGES_LO) + 64, impossible),  # != the chunks
+        (regs.CAP_PAGES_LO, real(regs.CAP_PAGES_LO) + 64, impossible),  # != the chunks
         (regs.CAP_PAGES_HI, 0x10, impossible),  # beyond the largest capacity
-        (regs.CAP_GEOM, (geom & ~0x3F) | 11, impossible),  # page shift below the minimum
-        (regs.CAP_GEOM, geom & ~(0x1F << 8), impossible),  # no slots
-        (regs.CAP_CHUNK, chunk_shift, impossible),  # no chunks
-        (regs.CAP_CHUNK, (chunk & ~0x3F) | 11, impossible),  # chunk smaller than a page
+        (*with_field("CAP_GEOM", "PAGE_SHIFT", page_shift_min - 1), impossible),
+        (*with_field("CAP_GEOM", "NUM_SLOTS", 0), impossible),
+        (*with_field("CAP_CHUNK", "NUM_CHUNKS", 0), impossible),
+        (*with_field("CAP_CHUNK", "CHUNK_SHIFT", page_shift_min - 1), impossible),  # below its minimum
         (regs.CAP_BAT, 0, impossible),
         (regs.CAP_TICK, 0, impossible),
     ]
@@ -283,7 +289,8 @@ def test_probe_refuses_a_device_that_identifies_itself_wrongly(tracker_vm: Track
         t.vm.qmp.command("qom-set", path=TRACKER_QOM, property="x-ident-value", value=value)
         t.run(f"echo {t.bdf} > /sys/bus/pci/drivers/cxltrack/bind", check=False)
         case = f"register {offset:#x} = {value:#x}"
-        t.run(f"test ! -e {bound} && test ! -e /dev/cxltrack0 && test ! -e /sys/class/cxltrack/cxltrack0")
+        left = t.run(f"ls -d {bound} /dev/cxltrack0 /sys/class/cxltrack/cxltrack0 2>/dev/null", check=False).out
+        assert not left.strip(), (case, "left bound:", left)
         tail = t.run("dmesg | tail -3").out
         assert reason in tail, (case, tail)
     # A newer minor version of the same interface binds.
