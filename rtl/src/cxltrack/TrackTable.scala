@@ -52,9 +52,10 @@ class TableReq(val wordBits: Int, val laneBits: Int = 6, val groups: Int = 1) ex
  * before). `scanBits` gives, combinationally, one bit per row for `scanWidth` rows from row `scanRow` (bit i: row
  * scanRow + i has a summary bit set; rows beyond the table read 0).
  *
- * `packedState`: the per-row flip-flops (LVT, summary) as one vector each, written through shifts, instead of one
- * register per row with its own write decode. The same function; for tables of tens of thousands of rows (the 64 GiB
- * harvest benchmark) it is the form Verilator compiles in minutes instead of hours. The core uses the default form.
+ * `packedState`: the per-row flip-flops (LVT, summary) as bit planes of `words` bits (plane b holds bit b of every
+ * row's LVT entry; summary plane k holds region k of every row), each row written through a one-hot mask, instead of
+ * one register per row with its own write decode. The same function; for tables of tens of thousands of rows (the 64
+ * GiB harvest benchmark) it is the form Verilator compiles in minutes instead of hours. The core uses the default form.
  */
 class TrackTable(
     val words: Int,
@@ -113,14 +114,17 @@ class TrackTable(
   // the default form: one register per row
   val lvt     = if (packedState) None else Some(RegInit(VecInit(Seq.fill(words)(ZERO.pad(lvtBits)))))
   val summary = if (packedState || regions == 0) None else Some(RegInit(VecInit(Seq.fill(words * regions)(false.B))))
-  // the packed form: one vector each
+  // the packed form: bit planes of one bit per row
   val lvtP =
-    if (!packedState) None
-    else Some(RegInit((0 until words).map(i => BigInt(nPorts) << (i * lvtBits)).sum.U((words * lvtBits).W)))
-  val summaryP = if (!packedState || regions == 0) None else Some(RegInit(0.U((words * regions).W)))
+    if (!packedState) Seq.empty
+    else
+      Seq.tabulate(lvtBits)(b =>
+        RegInit((if ((nPorts >> b & 1) == 1) (BigInt(1) << words) - 1 else BigInt(0)).U(words.W))
+      )
+  val summaryP = if (!packedState) Seq.empty else Seq.fill(regions)(RegInit(0.U(words.W)))
   private def lvtRead(w: UInt): UInt = lvt match {
     case Some(v) => v(rowIdx(w))
-    case None    => (lvtP.get >> (w * lvtBits.U))(lvtBits - 1, 0)
+    case None    => Cat(lvtP.reverse.map(plane => (plane >> w)(0)))
   }
 
   // stage 1: registered requests, RAM reads
@@ -155,8 +159,8 @@ class TrackTable(
     io.done(r)       := s2(r)
   }
   // the packed form's next values, port by port (the ports of one cycle write different rows)
-  var lvtNext     = lvtP.getOrElse(0.U)
-  var summaryNext = summaryP.getOrElse(0.U)
+  var lvtNext     = lvtP.map(r => r: UInt)
+  var summaryNext = summaryP.map(r => r: UInt)
   for (p <- 0 until nPorts) {
     val w    = s2(p).word
     val last = s2v(p) && !(p + 1 until nPorts).map(q => s2v(q) && s2(q).word === w).foldLeft(false.B)(_ || _)
@@ -175,29 +179,31 @@ class TrackTable(
       }
     }
     if (packedState) {
-      val lvtAt = w * lvtBits.U
-      lvtNext = Mux(last, (lvtNext & ~(((1 << lvtBits) - 1).U << lvtAt)) | (p.U(lvtBits.W) << lvtAt), lvtNext)
-      if (regions > 0) {
-        val sumAt = w * regions.U
-        summaryNext = Mux(last, (summaryNext & ~(((1 << regions) - 1).U << sumAt)) | (regionAny << sumAt), summaryNext)
+      val one = (1.U << w)(words - 1, 0) // this row in every plane
+      lvtNext = lvtNext.zipWithIndex.map { case (plane, b) =>
+        Mux(last, if ((p >> b & 1) == 1) plane | one else plane & ~one, plane)
+      }
+      summaryNext = summaryNext.zipWithIndex.map { case (plane, k) =>
+        Mux(last, Mux(regionAny(k), plane | one, plane & ~one), plane)
       }
     }
     prevV(p) := last
     prevW(p) := w
     prevD(p) := newVal(p)
   }
-  for (r <- lvtP) r     := lvtNext(words * lvtBits - 1, 0)
-  for (r <- summaryP) r := summaryNext(words * regions - 1, 0)
+  for ((r, v) <- lvtP.zip(lvtNext)) r         := v
+  for ((r, v) <- summaryP.zip(summaryNext)) r := v
   io.busy := s1v.asUInt.orR || s2v.asUInt.orR
 
   // summary scan: a row is marked if any of its regions is; a window of scanWidth rows from scanRow, read as two
   // aligned 64-row words of the marks and a shift (many rows per cycle without a words-wide shifter)
   if (regions == 0) io.scanBits := 0.U
   else {
-    def bit(i: Int): Bool = summary.map(_(i)).getOrElse(summaryP.get(i))
-    val marks =
-      if (packedState && regions == 1) summaryP.get
-      else VecInit(Seq.tabulate(words)(w => (0 until regions).map(k => bit(w * regions + k)).reduce(_ || _))).asUInt
+    val marks = summary match {
+      case Some(v) =>
+        VecInit(Seq.tabulate(words)(w => (0 until regions).map(k => v(w * regions + k)).reduce(_ || _))).asUInt
+      case None => summaryP.reduce(_ | _) // region k of row w is bit w of plane k
+    }
     val chunks = (words + 63) / 64 + 1 // one all-zero word past the end
     val padded = Cat(0.U((chunks * 64 - words).W), marks)
     require(scanWidth <= 65)
