@@ -12,9 +12,9 @@ import chisel3.util._
  * flip-flops and the BAT payload is 16 Mi entries; neither takes part in a dirty harvest.
  *
  * `withAccessed` = false leaves the accessed table out (the 64 GiB benchmark harvests the dirty bitmap only; a
- * HARVEST_ACCESSED then finds no row marked). `packedState` builds the tables with their per-row flip-flops as packed
- * vectors ([[TrackTable]]): the 64 GiB benchmark needs it to compile in Verilator at all (one register per row for 32
- * Ki rows gave 400 MB of C++); the regression runs the harvest bench on both forms.
+ * HARVEST_ACCESSED then finds no row marked). `packedState` builds the tables with their per-row flip-flops as bit
+ * planes ([[TrackTable]]): the 64 GiB benchmark needs it to compile in Verilator at all (one register per row for 32 Ki
+ * rows gave 400 MB of C++); the regression runs the harvest bench on both forms.
  *
  * Ports: a command launch as the register port gives it (`launch` while not busy, with `args`), the engine's status,
  * one RESULT line read per cycle (answered the next cycle), and one page set per cycle on the dirty (write end) and the
