@@ -23,7 +23,13 @@ RTL_APT := curl openjdk-17-jdk-headless iverilog yosys liblz4-dev zlib1g-dev mak
 RTL_PYTEST = cd $(TOP)/sim && $(call PYTEST,$(1))
 RTL_JOBS ?= $(shell n=$$(nproc); echo $$((n < 4 ? n : 4)))
 
-.PHONY: rtl rtl-sim rtl-blocks rtl-board-sim rtl-deps lint-rtl test-rtl rtl-equiv bench-rtl synth-estimate synth-scaling fmt-rtl check-fmt-rtl
+# the harvest engine alone (rtl/src/cxltrack/HarvestBench.scala: the command engine and the dirty/accessed bitmaps)
+# for its benches (sim/tb/harvest/): the default configuration in the regression (128 rows of 512 pages: several
+# summary words, unaligned ranges), the 64 GiB configuration (dirty bitmap only) for `make bench-harvest`
+RTL_HARVEST_SIM := $(RTL_BUILD)/harvest-default/filelist.f $(RTL_BUILD)/harvest-default-packed/filelist.f
+RTL_HARVEST_BENCH := $(RTL_BUILD)/harvest-harvest64g/filelist.f
+
+.PHONY: rtl rtl-sim rtl-blocks rtl-board-sim rtl-harvest-sim rtl-deps lint-rtl test-rtl rtl-equiv bench-rtl bench-harvest synth-estimate synth-scaling fmt-rtl check-fmt-rtl
 
 $(MILL_SH):
 	@$(TOP)/scripts/apt-ensure $(RTL_APT)
@@ -62,6 +68,26 @@ $(RTL_BOARD_SIM): $(TOP)/config/$(RTL_SIM_CONFIG).toml $(RTL_SRC) | rtl-deps
 	@$(MILL) rtl.runMain cxltrack.board.BoardMain --config $< --target-dir $(dir $@) \
 		--tick-cycles $(RTL_TICK_CYCLES_SIM) --mem-bar-extra-bits 1 >$(RTL_BUILD)-board-sim.log 2>&1 || { tail -40 $(RTL_BUILD)-board-sim.log; exit 1; }
 
+# (both forms of the tables' per-row flip-flops: the core's, and the packed one the 64 GiB benchmark uses)
+$(RTL_BUILD)/harvest-default/filelist.f: $(TOP)/config/default.toml $(RTL_SRC) | rtl-deps
+	@mkdir -p $(RTL_BUILD)
+	@$(MILL) rtl.runMain cxltrack.HarvestBenchMain --config $< --target-dir $(dir $@) \
+		>$(RTL_BUILD)-harvest-default.log 2>&1 || { tail -40 $(RTL_BUILD)-harvest-default.log; exit 1; }
+
+$(RTL_BUILD)/harvest-default-packed/filelist.f: $(TOP)/config/default.toml $(RTL_SRC) | rtl-deps
+	@mkdir -p $(RTL_BUILD)
+	@$(MILL) rtl.runMain cxltrack.HarvestBenchMain --config $< --target-dir $(dir $@) --packed-state \
+		>$(RTL_BUILD)-harvest-default-packed.log 2>&1 || { tail -40 $(RTL_BUILD)-harvest-default-packed.log; exit 1; }
+
+rtl-harvest-sim: $(RTL_HARVEST_SIM) ## emit the harvest engine's bench top (HarvestBench, default config) into build/rtl/harvest-default{,-packed}/
+
+# 16 Mi pages: Chisel + firtool take ~5 min and Verilator longer; the per-row live-value table and summary are flip-flops
+$(RTL_HARVEST_BENCH): $(TOP)/config/harvest64g.toml $(RTL_SRC) | rtl-deps
+	@mkdir -p $(RTL_BUILD)
+	@echo "rtl: emitting HarvestBench for config/harvest64g.toml (dirty bitmap only; takes minutes)"
+	@$(MILL) rtl.runMain cxltrack.HarvestBenchMain --config $< --target-dir $(dir $@) --dirty-only --packed-state \
+		>$(RTL_BUILD)-harvest-harvest64g.log 2>&1 || { tail -40 $(RTL_BUILD)-harvest-harvest64g.log; exit 1; }
+
 rtl-board-sim: $(RTL_BOARD_SIM) ## emit the PCIe board wrapper (CxlTrackBoard) for simulation into build/rtl/board-small-sim/
 
 lint-rtl: $(RTL_BUILD)/small/filelist.f ## verilator --lint-only -Wall on the emitted RTL
@@ -74,7 +100,7 @@ lint-rtl: $(RTL_BUILD)/small/filelist.f ## verilator --lint-only -Wall on the em
 # (sim/tb/board/, through cocotbext-pcie) runs on Verilator. BENCH=test_x (several: space
 # separated) runs only those benches, plus the lint checks. RTL_JOBS pytest-xdist workers (default:
 # one per core, at most 4) run the benches side by side: a bench is one single-threaded simulator.
-test-rtl: rtl-sim rtl-blocks rtl-board-sim rtl-deps ## RTL regression: every bench (core, blocks, board wrapper); BENCH=name for one
+test-rtl: rtl-sim rtl-blocks rtl-board-sim rtl-harvest-sim rtl-deps ## RTL regression: every bench (core, blocks, board wrapper); BENCH=name for one
 	@mkdir -p $(JUNIT_DIR)
 	@rm -rf $(TOP)/build/sim/coverage
 	@$(MILL) rtl.checkFormat >/dev/null 2>&1 || { echo "test-rtl: Scala sources not formatted (make fmt-rtl)"; exit 1; }
@@ -96,6 +122,16 @@ rtl-equiv: rtl-sim rtl-deps ## cycle equivalence of the core with the core at EQ
 
 bench-rtl: rtl-sim rtl-deps ## benchmark: throughput with tracking on/off, added latency, sim speed
 	@cd $(TOP)/sim && $(PY) bench_rtl.py
+
+# The harvest engine at 64 GiB (config/harvest64g.toml, HarvestBench with the dirty bitmap only): device cycles of a
+# dense dirty harvest of the whole device (every page dirty: 512 RESULT-window commands of 32 768 pages) and of a
+# 1 %-sparse one (1 % of the 2 MiB regions written, a few pages each), summed from launch to done of each command
+# (the engine's busy cycles, without register-port overhead), in us at 400 MHz; and the data-path throughput ratio
+# tracking on/off (vperf, small config) while harvests run back to back. Last line:
+# `dense_64GiB_us=<x> sparse1pct_64GiB_us=<y> data_path_ratio=<z>`. The issue's host_cpu_us needs a DMA path for
+# RESULT that does not exist yet and is not printed.
+bench-harvest: $(RTL_HARVEST_BENCH) rtl-sim rtl-deps ## harvest engine cycles at 64 GiB (dense, 1 %-sparse) and the data-path ratio while harvesting (no host_cpu_us: no DMA path yet)
+	@cd $(TOP)/sim && $(PY) bench_harvest.py
 
 SYNTH_TIMEOUT ?= 3600
 SYNTH_SCALING := 1 4

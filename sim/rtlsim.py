@@ -32,6 +32,7 @@ class Design:
     package: str
     make_target: str
     env: tuple[tuple[str, str], ...] = ()
+    runs_tag: str = ""  # appended to the run directory's name (two designs running the same test module)
 
     def sources(self) -> list[Path]:
         flist = self.src_dir / "filelist.f"
@@ -61,6 +62,22 @@ def board(cfg: str = "small") -> Design:
         "tb.board",
         "rtl-board-sim",
         (("CXLTRACK_BOARD_JSON", str(d / "board.json")),),
+    )
+
+
+def harvest(cfg: str = "default") -> Design:
+    """The harvest engine alone, HarvestBench (`make rtl-harvest-sim` for the default configuration, `make
+    bench-harvest` for harvest64g); benches in sim/tb/harvest/, which read its parameters from
+    $CXLTRACK_HARVEST_JSON."""
+    d = BUILD / "rtl" / f"harvest-{cfg}"
+    return Design(
+        f"harvest-{cfg}",
+        "HarvestBench",
+        d,
+        "tb.harvest",
+        "rtl-harvest-sim",
+        (("CXLTRACK_HARVEST_JSON", str(d / "harvest.json")),),
+        f"-{cfg}",
     )
 
 
@@ -121,7 +138,7 @@ def run(
     test directory)."""
     d = design or core()
     runner = get_runner(sim)
-    tdir = BUILD / "sim" / "runs" / f"{sim}-{module}{tag}"
+    tdir = BUILD / "sim" / "runs" / f"{sim}-{module}{d.runs_tag}{tag}"
     if tdir.exists():
         shutil.rmtree(tdir)
     tdir.mkdir(parents=True)

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The RTL regression: every cocotb bench on the small configuration, found by one rule: the
-benches of the whole core are sim/tb/test_*.py, the block benches sim/tb/blocks/test_*.py (each
-names its block in a `BLOCK = "<Name>"` line), the board wrapper's sim/tb/board/test_*.py (Verilator
-only). Each runs on every simulator given with `--sim`
-(`make test-rtl`: Verilator and Icarus, at the same iteration counts; Icarus is ~2-3x slower on
-these benches); `--bench NAME` (`make test-rtl BENCH=NAME`) runs one bench, core, block or board."""
+"""The RTL regression: every cocotb bench on the small configuration, found by one rule: the benches of
+the whole core are sim/tb/test_*.py, the block benches sim/tb/blocks/test_*.py (each names its block
+in a `BLOCK = "<Name>"` line), the board wrapper's sim/tb/board/test_*.py (Verilator only), the
+harvest engine's sim/tb/harvest/test_*.py (HarvestBench, default configuration). Each runs on every
+simulator given with `--sim` (`make test-rtl`: Verilator and Icarus, at the same iteration counts;
+Icarus is ~2-3x slower on these benches); `--bench NAME` (`make test-rtl BENCH=NAME`) runs one
+bench, core, block or board."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import design, sims
-from rtlsim import BLOCKS_DIR, SIM_DIR, block, board, rtl_dir, run_checked
+from rtlsim import BLOCKS_DIR, SIM_DIR, block, board, harvest, rtl_dir, run_checked
 
 CORE_BENCH_DIR = SIM_DIR / "tb"
 BLOCK_BENCH_DIR = CORE_BENCH_DIR / "blocks"
@@ -26,11 +27,19 @@ BOARD_BENCH_DIR = SIM_DIR / "tb" / "board"
 # The board wrapper's benches run on Verilator only: cocotbext-pcie's Python model dominates their
 # time, and the core inside is the one the core benches run on both simulators.
 BOARD_SIMS = ("verilator",)
+# The harvest engine alone (HarvestBench) at the default configuration: sim/tb/harvest/test_*.py, on every simulator.
+HARVEST_BENCH_DIR = SIM_DIR / "tb" / "harvest"
+HARVEST_DESIGNS = ("default", "default-packed")  # the core's form of the tables, and the packed one (bench-harvest)
 
 
 def core_benches() -> list[str]:
     """The benches of the whole core: every sim/tb/test_*.py."""
     return [p.stem for p in sorted(CORE_BENCH_DIR.glob("test_*.py"))]
+
+
+def harvest_benches() -> list[str]:
+    """The benches of the harvest engine alone: every sim/tb/harvest/test_*.py."""
+    return [p.stem for p in sorted(HARVEST_BENCH_DIR.glob("test_*.py"))]
 
 
 def board_benches() -> list[str]:
@@ -61,7 +70,7 @@ def chosen(config: pytest.Config, benches: list[str]) -> list[str]:
     names: list[str] | None = config.getoption("bench")
     if not names:
         return benches
-    known = set(core_benches()) | set(block_benches()) | set(board_benches())
+    known = set(core_benches()) | set(block_benches()) | set(board_benches()) | set(harvest_benches())
     unknown = [n for n in names if n not in known]
     if unknown:
         raise pytest.UsageError(f"--bench {', '.join(unknown)}: no such bench (known: {', '.join(sorted(known))})")
@@ -77,6 +86,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         names = chosen(metafunc.config, list(blocks))
         triples = [(sim, b, blocks[b]) for sim in sims(metafunc.config) for b in names]
         metafunc.parametrize("sim_block_bench", triples, ids=[f"{s}-{blk}-{b}" for s, b, blk in triples])
+    if "sim_harvest_bench" in metafunc.fixturenames:
+        hb = [
+            (sim, d, b)
+            for sim in sims(metafunc.config)
+            for d in HARVEST_DESIGNS
+            for b in chosen(metafunc.config, harvest_benches())
+        ]
+        metafunc.parametrize("sim_harvest_bench", hb, ids=[f"{s}-harvest-{d}-{b}" for s, d, b in hb])
     if "sim_board_bench" in metafunc.fixturenames:
         benches = chosen(metafunc.config, board_benches())
         pairs = [(sim, b) for sim in sims(metafunc.config) if sim in BOARD_SIMS for b in benches]
@@ -92,6 +109,13 @@ def test_bench(sim_bench: tuple[str, str], built: dict[tuple[str, str], Path]) -
 def test_block_bench(sim_block_bench: tuple[str, str, str], built: dict[tuple[str, str], Path]) -> None:
     sim, bench, name = sim_block_bench
     d = block(name, BLOCK_CONFIG)
+    _, bdir = design(sim, built, d)
+    run_checked(sim, bdir, bench, design=d)
+
+
+def test_harvest_bench(sim_harvest_bench: tuple[str, str, str], built: dict[tuple[str, str], Path]) -> None:
+    sim, which, bench = sim_harvest_bench
+    d = harvest(which)
     _, bdir = design(sim, built, d)
     run_checked(sim, bdir, bench, design=d)
 

@@ -3,7 +3,9 @@
 (a) harvest-with-CLEAR racing writes loses no write; (b) BAT_DISCARD racing writes answers clean
 only if no write to the page was accepted up to the discard's atomic step (exact oracle from the
 cycle of every AW handshake and the cycle the command engine took the step); (c) merge racing
-writes: slot bytes end with the slot's or a racing value, other bytes never with the slot's."""
+writes: slot bytes end with the slot's or a racing value, other bytes never with the slot's; (a) against the summary
+bits of the dirty bitmap: writes ending in the cycles around the harvest's summary scan and its row clear, on a clean
+and on a marked region, with an exact cycle oracle (race_summary)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import random
 from typing import Any
 
 import cocotb
-from cocotb.triggers import RisingEdge
+from cocotb.triggers import ClockCycles, RisingEdge
 
 from cxltrack import regs
 from cxltrack.vectors.replay import cmd_writes
@@ -23,12 +25,14 @@ ITER = int(os.environ.get("CXLTRACK_RACE_ITER", "12"))
 
 
 class Cycles:
-    """Samples (at each rising edge) AW handshakes and the command engine's BUSY flag."""
+    """Samples (at each rising edge) AW and B handshakes and the command engine's BUSY flag."""
 
     def __init__(self, dut: Any) -> None:
         self.dut = dut
         self.edge = 0
         self.aw: list[tuple[int, int]] = []  # (edge, addr)
+        self.ends: list[tuple[int, int]] = []  # (edge of the B handshake, addr): the write ends
+        self._open: dict[int, list[int]] = {}  # AWID -> addresses of writes without B, in order
         self.busy_rise: list[int] = []
         cocotb.start_soon(self._run())
 
@@ -40,6 +44,9 @@ class Cycles:
             self.edge += 1
             if val(d.s_axi_awvalid) and val(d.s_axi_awready):
                 self.aw.append((self.edge, val(d.s_axi_awaddr)))
+                self._open.setdefault(val(d.s_axi_awid), []).append(val(d.s_axi_awaddr))
+            if val(d.s_axi_bvalid) and val(d.s_axi_bready):  # B in AW order per ID (AXI)
+                self.ends.append((self.edge, self._open[val(d.s_axi_bid)].pop(0)))
             busy = val(d.commands.busy)  # the command engine's BUSY register
             if busy and not prev:
                 self.busy_rise.append(self.edge)
@@ -171,3 +178,102 @@ async def race_merge(dut: Any) -> None:
     b.backpressure(rng, 0.0)
     # drain events (MERGE_DONE, SLOT_FULL) so the queue state stays bounded
     finish(b, "race_merge")
+
+
+# The cycle offsets of the summary race's oracle (docs/rtl-notes.md, "Same-cycle order"), in edges relative to the
+# edge at which the command engine's BUSY is first seen (its check cycle, which scans the summary):
+SCAN_SEES = -3  # a write end up to 3 cycles before the check cycle is in the summary the scan reads
+ROW_STEP = 1  # the (only) row of the small configuration is stepped in the cycle after the check cycle
+
+
+@cocotb.test()
+async def race_summary(dut: Any) -> None:
+    """Property (a) against the summary bits, with an exact cycle oracle. The device starts clean (summary clear); a
+    harvest of every page with CLEAR races writes whose ends (B handshakes) are placed around its check cycle S: the
+    scan in S sees the summary as the write ends up to S + SCAN_SEES left it, the row (the small configuration has one
+    row, one 2 MiB region) is read and cleared at S + ROW_STEP when the scan found it marked, and a write end in that
+    cycle comes after the clear. Oracle, per page: reported by this harvest iff the region was marked at the scan and
+    a write to the page ended at or before S; reported by the next harvest iff a write to it ended later, or the
+    region was not marked. Half the rounds mark the region before the race (a write long before the launch)."""
+    rng = random.Random(seed_from_env("race.summary"))
+    b = Bench(dut, mirror=False)
+    cyc = Cycles(dut)
+    await b.reset()
+    pages = b.cfg.pages
+    launch = cmd(OP.HARVEST_DIRTY, 0, pages, clear=True)
+
+    async def one(delay: int, addr: int) -> None:
+        await ClockCycles(dut.clock, delay)
+        await b.mem_write(addr, b"\x5a")
+
+    async def race(delays: list[tuple[int, int]]) -> int:
+        """Launch the harvest at edge `t0` with writes started `delay` cycles after it; returns t0."""
+        t0 = cyc.edge
+        tasks = [cocotb.start_soon(one(d, a)) for d, a in delays]
+        for off, v in launch:
+            await b.reg_write(off, v)
+        for t in tasks:
+            await t
+        return t0
+
+    async def bits() -> set[int]:
+        h = int.from_bytes(await b.result(pages // 8), "little")
+        return {p for p in range(pages) if h >> p & 1}
+
+    # calibration (no stalls): when the check cycle and a write's end fall relative to the launch
+    code, _, _ = await run_cmd(b, launch)
+    assert code == 0
+    cyc.ends.clear()
+    cyc.busy_rise.clear()
+    t0 = await race([(0, 0)])
+    code, _, _ = await run_cmd(b, [])
+    assert code == 0
+    check_at = cyc.busy_rise[0] - t0
+    end_after = cyc.ends[0][0] - t0  # a write started at delay 0 ends this many edges after the launch begins
+    await run_cmd(b, launch)
+    classes: set[str] = set()
+    for it in range(ITER * 4):
+        b.backpressure(rng, rng.choice([0.0, 0.0, 0.2]))
+        marked_before = rng.random() < 0.5
+        before: set[int] = set()
+        if marked_before:
+            before = {rng.randrange(pages) for _ in range(rng.randrange(1, 3))}
+            for p in before:
+                await b.mem_write(p * 4096, b"\x01")
+        # write ends aimed at S - 6 .. S + 4
+        writes = [
+            (max(0, check_at - end_after + rng.randrange(-6, 5)), rng.randrange(pages) * 4096 + 64 * rng.randrange(64))
+            for _ in range(rng.randrange(1, 4))
+        ]
+        cyc.ends.clear()
+        cyc.busy_rise.clear()
+        await race(writes)
+        code, _, _ = await run_cmd(b, [])
+        assert code == 0
+        h1 = await bits()
+        code, _, _ = await run_cmd(b, launch)
+        assert code == 0
+        h2 = await bits()
+        s = cyc.busy_rise[0]
+        ends = [(e - s, a >> 12) for e, a in cyc.ends]
+        marked = bool(before) or any(rel <= SCAN_SEES for rel, _ in ends)
+        want1 = (before | {p for rel, p in ends if rel <= 0}) if marked else set()
+        want2 = {p for rel, p in ends if not marked or rel > 0}
+        where = f"round {it}: ends relative to the check cycle {sorted(ends)}, region marked before: {bool(before)}"
+        assert h1 == want1, f"{where}: first harvest {sorted(h1)}, oracle {sorted(want1)}"
+        assert h2 == want2, f"{where}: second harvest {sorted(h2)}, oracle {sorted(want2)}"
+        for rel, _ in ends:
+            if rel <= SCAN_SEES:
+                name = "before_scan"
+            elif rel <= 0:
+                name = "scan_to_row" if marked else "clean_after_scan"
+            elif rel == ROW_STEP:
+                name = "row_clear_cycle" if marked else "clean_after_scan"
+            else:
+                name = "after_row"
+            classes.add(name)
+            cover(f"race:summary_{name}")
+    b.backpressure(rng, 0.0)
+    for name in ("before_scan", "scan_to_row", "row_clear_cycle", "clean_after_scan"):
+        assert name in classes, f"race class summary_{name} never happened: aim the writes better"
+    finish(b, "race_summary")

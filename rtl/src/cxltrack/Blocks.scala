@@ -29,6 +29,10 @@ object Blocks extends App {
     "page_shift"     -> BigInt(p.pageShift),
     "page_bits"      -> BigInt(p.pageBits),
     "words"          -> BigInt(p.words),
+    "rows"           -> BigInt(p.rows),
+    "row_lanes"      -> BigInt(p.rowLanes),
+    "scan_rows"      -> BigInt(p.scanRows),
+    "region_pages"   -> BigInt(p.regionPages),
     "slots"          -> BigInt(p.slots),
     "slot_bits"      -> BigInt(p.slotBits),
     "hot_bits"       -> BigInt(p.hotBits),
@@ -57,7 +61,12 @@ object Blocks extends App {
     "TrackTable" -> { p =>
       BlockDef(
         () => new TrackTable(p.words, p.hotBits, 3, "TrackTable"),
-        Seq("words" -> BigInt(p.words), "lane_bits" -> BigInt(p.hotBits), "n_ports" -> BigInt(3)) ++
+        Seq(
+          "words"     -> BigInt(p.words),
+          "lanes"     -> BigInt(64),
+          "lane_bits" -> BigInt(p.hotBits),
+          "n_ports"   -> BigInt(3)
+        ) ++
           opCodes // the bench's op codes
       )
     },

@@ -9,16 +9,21 @@ object CmdState extends ChiselEnum {
   val sInit, sIdle, sCheck, sHarvest, sBatRead, sBatWait, sMerge, sQuery, sList = Value
 }
 
-/** A harvest step: one 64-page word of one table, read and optionally cleared or halved. */
+/**
+ * A harvest step: one row of one table, read and optionally cleared or halved. A bitmap row is 512 pages (`mask`: its
+ * 64-page words inside the harvested range, the only ones a CLEAR clears); a hotness row is one 64-page word (`mask`
+ * bit 0 set).
+ */
 class HarvestStep(wordBits: Int) extends Bundle {
-  val word  = UInt(wordBits.W)
+  val row   = UInt(wordBits.W)
   val table = UInt(2.W) // the harvest opcode's low bits: 1 dirty, 2 accessed, 3 hotness
   val op    = UInt(TableOp.Bits.W)
+  val mask  = UInt(8.W)
 }
 
-/** The answer to a harvest step, two cycles after it: the word as it was before the step. */
-class HarvestWord(hotBits: Int) extends Bundle {
-  val bitmap  = UInt(64.W)               // dirty or accessed
+/** The answer to a harvest step, two cycles after it: the row as it was before the step. */
+class HarvestRow(hotBits: Int) extends Bundle {
+  val bitmap  = UInt(512.W)              // dirty or accessed
   val hotness = Vec(64, UInt(hotBits.W)) // hotness
 }
 
@@ -35,11 +40,15 @@ class BatRequest(pageBits: Int, payloadBits: Int) extends Bundle {
  * owner table; it drives the table ports for harvest steps and BAT commands, and hands slot commands to the
  * [[SlotBuffer]] and released chunks to the [[ScrubEngine]].
  *
- * Timing: a launch enters the check state the next cycle. A harvest issues one word per cycle and collects each answer
- * two cycles later (`n + 3` cycles for `n` words). BAT_GET/BAT_DISCARD read the payload RAM in the check cycle and the
- * valid bit arrives with the table port's answer two cycles later; BAT_SET and BAT_CLEAR complete in the check cycle. A
- * merge or query runs in the slot buffer until it reports done; CHUNK_LIST writes one 8-byte RESULT word per cycle.
- * After reset the engine clears the RESULT window (64 cycles) before it is idle.
+ * Timing: a launch enters the check state the next cycle. A dirty or accessed harvest scans the summary bits of the
+ * rows it touches in the check cycle (docs/rtl-notes.md, "Tables"): the RESULT words of its range read zero from then
+ * on (a zero flag per 8-byte RESULT word), and if no row is marked it completes in that cycle; otherwise it steps one
+ * marked row (512 pages) per cycle from the next cycle, lowest first, and collects each answer two cycles later into
+ * RESULT (`k + 3` cycles for `k` marked rows). A hotness harvest steps one 64-page word per cycle (`n + 3` cycles for
+ * `n` words). BAT_GET/BAT_DISCARD read the payload RAM in the check cycle and the valid bit arrives with the table
+ * port's answer two cycles later; BAT_SET and BAT_CLEAR complete in the check cycle. A merge or query runs in the slot
+ * buffer until it reports done; CHUNK_LIST writes one 8-byte RESULT word per cycle. After reset the engine clears the
+ * RESULT window (64 cycles) before it is idle.
  */
 class CommandEngine(p: CxlTrackParams) extends Module {
   val nSlots      = p.slots
@@ -63,11 +72,13 @@ class CommandEngine(p: CxlTrackParams) extends Module {
     val resultRead = Input(Valid(UInt(6.W)))
     val resultLine = Output(Vec(64, UInt(8.W))) // the line read the cycle before
     // tables
-    val harvest     = Output(Valid(new HarvestStep(wordBits)))
-    val harvestWord = Input(Valid(new HarvestWord(p.hotBits)))
-    val bat         = Output(Valid(new BatRequest(p.pageBits, payloadBits)))
-    val batPayload  = Input(UInt(payloadBits.W)) // the payload RAM, one cycle after a read
-    val batValid    = Input(Valid(Bool()))       // the valid bit, two cycles after the request
+    val harvest    = Output(Valid(new HarvestStep(wordBits)))
+    val harvestRow = Input(Valid(new HarvestRow(p.hotBits)))
+    val scanRow    = Output(UInt(p.rowBits.W))         // the first row of the harvest's range (ARG0 / 512)
+    val scanBits   = Input(Vec(2, UInt(p.scanRows.W))) // dirty, accessed: rows marked from scanRow up
+    val bat        = Output(Valid(new BatRequest(p.pageBits, payloadBits)))
+    val batPayload = Input(UInt(payloadBits.W))        // the payload RAM, one cycle after a read
+    val batValid   = Input(Valid(Bool()))              // the valid bit, two cycles after the request
     // slots
     val slots       = Input(Vec(nSlots, new SlotView))
     val slotAlloc   = Output(Valid(new SlotAlloc(p.slotBits)))
@@ -86,15 +97,52 @@ class CommandEngine(p: CxlTrackParams) extends Module {
   import TableOp._
 
   // ------------------------------------------------------------------ RESULT window
-  val resultMem   = SyncReadMem(64, Vec(64, UInt(8.W)))
-  val resultWrite = WireDefault(false.B)
-  val resultLine  = WireDefault(0.U(6.W))
-  val resultData  = WireDefault(VecInit(Seq.fill(64)(0.U(8.W))))
-  val resultMask  = WireDefault(VecInit(Seq.fill(64)(false.B)))
-  when(resultWrite)(resultMem.write(resultLine, resultData, resultMask))
-  io.resultLine := resultMem.read(io.resultRead.bits, io.resultRead.valid)
-  def bytes64(v: UInt): Vec[UInt]     = VecInit(Seq.tabulate(64)(b => v((b % 8) * 8 + 7, (b % 8) * 8)))
-  def wordMask(word: UInt): Vec[Bool] = VecInit(Seq.tabulate(64)(b => (b / 8).U === word))
+  // Eight column RAMs of 64 x 8 bytes: column c holds the 8-byte words c, c + 8, ... so that a bitmap row (eight
+  // consecutive RESULT words, at any 8-byte alignment) is written in one cycle, one word per column. A zero flag per
+  // word makes the word read as zero until it is next written (a harvest's rows that are not stepped); a write of some
+  // bytes of a flagged word writes zeros into its other bytes.
+  val resultMem = Seq.fill(8)(SyncReadMem(64, Vec(8, UInt(8.W))))
+  val zeroFlag  = RegInit(VecInit(Seq.fill(64)(VecInit(Seq.fill(8)(false.B)))))
+  val colWrite  = WireDefault(VecInit(Seq.fill(8)(false.B)))
+  val colLine   = WireDefault(VecInit(Seq.fill(8)(0.U(6.W))))
+  val colData   = WireDefault(VecInit(Seq.fill(8)(0.U(64.W))))
+  val colMask   = WireDefault(VecInit(Seq.fill(8)(0.U(8.W))))
+  val zeroRange = WireDefault(false.B) // a bitmap harvest's check: its words read zero
+  val zeroWords = WireDefault(0.U(10.W))
+  for (c <- 0 until 8) {
+    val l    = colLine(c)
+    val flag = zeroFlag(l)(c)
+    val mask = Mux(flag, 0xff.U(8.W), colMask(c))
+    val data = VecInit(Seq.tabulate(8)(b => Mux(colMask(c)(b), colData(c)(8 * b + 7, 8 * b), 0.U(8.W))))
+    when(colWrite(c)) {
+      resultMem(c).write(l, data, mask.asBools)
+      zeroFlag(l)(c) := false.B
+    }
+  }
+  when(zeroRange) {
+    for (l <- 0 until 64; c <- 0 until 8) when((8 * l + c).U < zeroWords)(zeroFlag(l)(c) := true.B)
+  }
+  val readFlags = RegEnable(zeroFlag(io.resultRead.bits), io.resultRead.valid)
+  val readCols  = resultMem.map(_.read(io.resultRead.bits, io.resultRead.valid))
+  io.resultLine := VecInit(Seq.tabulate(64)(b => Mux(readFlags(b / 8), 0.U(8.W), readCols(b / 8)(b % 8))))
+
+  /** write the 8-byte RESULT word `word` (bytes enabled by `mask`) */
+  def writeWord(word: UInt, data: UInt, mask: UInt): Unit =
+    for (c <- 0 until 8) when(word(2, 0) === c.U) {
+      colWrite(c) := true.B
+      colLine(c)  := word.pad(9)(8, 3)
+      colData(c)  := data
+      colMask(c)  := mask
+    }
+
+  /** write a whole RESULT line */
+  def writeLine(line: UInt, data: Seq[UInt]): Unit =
+    for (c <- 0 until 8) {
+      colWrite(c) := true.B
+      colLine(c)  := line
+      colData(c)  := data(c)
+      colMask(c)  := 0xff.U
+    }
 
   // ------------------------------------------------------------------ chunk owner table
   val OWNED      = Regs.ChunkState.OWNED.U(2.W)
@@ -131,11 +179,14 @@ class CommandEngine(p: CxlTrackParams) extends Module {
   val arg0         = RegInit(0.U(64.W))
   val arg1         = RegInit(0.U(64.W))
   val arg2         = RegInit(0.U(64.W))
-  val nextWord     = RegInit(0.U((wordBits + 1).W))               // harvest: the next word to step
-  val endWord      = RegInit(0.U((wordBits + 1).W))
+  val nextWord     = RegInit(0.U((wordBits + 1).W))               // harvest: the next word to step (hotness)
+  val endWord      = RegInit(0.U((wordBits + 1).W))               // harvest: the word after the range
+  val startWord    = RegInit(0.U((wordBits + 1).W))               // harvest: the range's first word
+  val rowFirst     = RegInit(0.U(p.rowBits.W))                    // bitmap harvest: the range's first row
+  val pending      = RegInit(0.U(p.scanRows.W))                   // bitmap harvest: marked rows not yet stepped
   val wordIndex    = RegInit(0.U(10.W))                           // harvest and list: answers collected / words written
   val total        = RegInit(0.U(16.W))                           // harvest and list: bits (counters) found so far
-  val words        = RegInit(0.U(10.W))                           // harvest: words to collect
+  val left         = RegInit(0.U(10.W))                           // harvest: answers still to collect
   val batPayload   = RegInit(0.U(payloadBits.W))
   val mergeValid   = RegInit(0.U(log2Ceil(Regs.SLOT.SIZE + 1).W)) // SLOT_MERGE: the slot's valid bytes at launch
   val queryResult0 = RegInit(0.U(64.W))
@@ -199,9 +250,11 @@ class CommandEngine(p: CxlTrackParams) extends Module {
 
   // ------------------------------------------------------------------ table, slot and scrub requests
   io.harvest.valid        := false.B
-  io.harvest.bits.word    := 0.U
+  io.harvest.bits.row     := 0.U
   io.harvest.bits.table   := 0.U
   io.harvest.bits.op      := READ.U
+  io.harvest.bits.mask    := 0.U
+  io.scanRow              := fit(arg0 >> 9, p.rowBits)
   io.bat.valid            := false.B
   io.bat.bits.op          := READ.U
   io.bat.bits.page        := 0.U
@@ -220,9 +273,7 @@ class CommandEngine(p: CxlTrackParams) extends Module {
   switch(state) {
     is(CmdState.sInit) {
       // RESULT reads as zero after reset
-      resultWrite                   := true.B
-      resultLine                    := initLine(5, 0)
-      resultMask                    := VecInit(Seq.fill(64)(true.B))
+      writeLine(initLine(5, 0), Seq.fill(8)(0.U(64.W)))
       initLine                      := initLine + 1.U
       when(initLine === 63.U)(state := CmdState.sIdle)
     }
@@ -240,11 +291,29 @@ class CommandEngine(p: CxlTrackParams) extends Module {
           complete(Status.RANGE, 0.U, 0.U)
         }.otherwise {
           nextWord  := fit(arg0 >> 6, wordBits + 1)
+          startWord := fit(arg0 >> 6, wordBits + 1)
           endWord   := fit((arg0 + arg1) >> 6, wordBits + 1)
-          words     := fit(arg1 >> 6, 10)
+          rowFirst  := fit(arg0 >> 9, p.rowBits)
           wordIndex := 0.U
           total     := 0.U
-          state     := CmdState.sHarvest
+          when(op === Op.HARVEST_HOTNESS.U) {
+            left  := fit(arg1 >> 6, 10)
+            state := CmdState.sHarvest
+          }.otherwise {
+            // the summary scan: the rows of the range whose summary bit is set (bit i: row rowFirst + i)
+            val rowsIn = fit(((arg0 + arg1 - 1.U) >> 9) - (arg0 >> 9) + 1.U, log2Ceil(p.scanRows + 1))
+            val inMask = ((1.U << rowsIn) - 1.U)(p.scanRows - 1, 0)
+            val marked = Mux(op === Op.HARVEST_DIRTY.U, io.scanBits(0), io.scanBits(1)) & inMask
+            pending   := marked
+            left      := PopCount(marked)
+            zeroRange := true.B
+            zeroWords := fit(arg1 >> 6, 10)
+            when(marked === 0.U) {
+              complete(Status.OK, 0.U, 0.U)
+            }.otherwise {
+              state := CmdState.sHarvest
+            }
+          }
         }
       }.elsewhen(op === Op.BAT_SET.U) {
         when(page0Bad || (arg1 >> p.batBlockBits) =/= 0.U || (arg2 >> p.batDiskBits) =/= 0.U) {
@@ -350,32 +419,58 @@ class CommandEngine(p: CxlTrackParams) extends Module {
       }
     }
     is(CmdState.sHarvest) { // one step per cycle; each answer arrives two cycles after its step
-      io.harvest.valid                    := nextWord =/= endWord
-      io.harvest.bits.word                := nextWord(wordBits - 1, 0)
-      io.harvest.bits.table               := op(1, 0)
-      io.harvest.bits.op                  := Mux(clear, ZERO.U, Mux(decay, HALVE.U, READ.U))
-      when(nextWord =/= endWord)(nextWord := nextWord + 1.U)
+      io.harvest.bits.table := op(1, 0)
+      io.harvest.bits.op    := Mux(clear, ZERO.U, Mux(decay, HALVE.U, READ.U))
+      when(op === Op.HARVEST_HOTNESS.U) {
+        io.harvest.valid                    := nextWord =/= endWord
+        io.harvest.bits.row                 := nextWord(wordBits - 1, 0)
+        io.harvest.bits.mask                := 1.U
+        when(nextWord =/= endWord)(nextWord := nextWord + 1.U)
+      }.otherwise {
+        // the lowest marked row; its words inside [startWord, endWord)
+        val i   = PriorityEncoder(pending)
+        val row = rowFirst +& i
+        io.harvest.valid    := pending =/= 0.U
+        io.harvest.bits.row := fit(row, wordBits)
+        io.harvest.bits.mask := VecInit(Seq.tabulate(8) { j =>
+          val w = Cat(row, j.U(3.W))
+          w >= startWord && w < endWord
+        }).asUInt
+        pending := pending & ~UIntToOH(i, p.scanRows)
+      }
     }
   }
-  when(state === CmdState.sHarvest && io.harvestWord.valid) {
-    resultWrite := true.B
+  // the step each answer belongs to (the tables answer two cycles after the step)
+  val answeredRow  = ShiftRegister(io.harvest.bits.row, 2)
+  val answeredMask = ShiftRegister(io.harvest.bits.mask, 2)
+  when(state === CmdState.sHarvest && io.harvestRow.valid) {
     val found = Wire(UInt(16.W))
-    val hot   = io.harvestWord.bits.hotness
+    val hot   = io.harvestRow.bits.hotness
     when(op === Op.HARVEST_HOTNESS.U) {
-      resultLine := wordIndex(5, 0)
-      resultData := VecInit(hot.map(_.pad(8)))
-      resultMask := VecInit(Seq.fill(64)(true.B))
-      found      := PopCount(hot.map(_ =/= 0.U))
+      writeLine(wordIndex(5, 0), Seq.tabulate(8)(c => Cat((0 until 8).reverse.map(b => hot(8 * c + b).pad(8)))))
+      found := PopCount(hot.map(_ =/= 0.U))
     }.otherwise {
-      resultLine := wordIndex(8, 3)
-      resultData := bytes64(io.harvestWord.bits.bitmap)
-      resultMask := wordMask(wordIndex(2, 0))
-      found      := PopCount(io.harvestWord.bits.bitmap)
+      // row r's word j is RESULT word 8 * r + j - startWord: with o = startWord % 8, column c takes word (c + o) % 8,
+      // on line r - rowFirst, or the line before when c + o wraps
+      val bitmap = io.harvestRow.bits.bitmap
+      val rel    = fit(answeredRow - rowFirst, 7)
+      val o      = startWord(2, 0)
+      for (c <- 0 until 8) {
+        val j    = (c.U(3.W) +& o)(2, 0)
+        val wrap = (c.U(4.W) +& o) >= 8.U
+        colWrite(c) := answeredMask(j)
+        colLine(c)  := Mux(wrap, rel - 1.U, rel)(5, 0)
+        colData(c)  := VecInit(Seq.tabulate(8)(k => bitmap(64 * k + 63, 64 * k)))(j)
+        colMask(c)  := 0xff.U
+      }
+      val inRange = Cat((0 until 8).reverse.map(k => Fill(64, answeredMask(k))))
+      found := PopCount(bitmap & inRange)
     }
     val t = total + found
     total     := t
     wordIndex := wordIndex + 1.U
-    when(wordIndex + 1.U === words)(complete(Status.OK, t, 0.U))
+    left      := left - 1.U
+    when(left === 1.U)(complete(Status.OK, t, 0.U))
   }
   switch(state) {
     is(CmdState.sBatRead) { // payload from the RAM; the valid bit comes from the table a cycle later
@@ -395,12 +490,7 @@ class CommandEngine(p: CxlTrackParams) extends Module {
       when(io.mergeDone)(complete(Status.OK, mergeValid, 0.U))
     }
     is(CmdState.sQuery) {
-      when(io.queryWord.valid) {
-        resultWrite := true.B
-        resultLine  := io.queryWord.bits.line >> 3
-        resultData  := bytes64(io.queryWord.bits.mask)
-        resultMask  := wordMask(io.queryWord.bits.line(2, 0))
-      }
+      when(io.queryWord.valid)(writeWord(io.queryWord.bits.line, io.queryWord.bits.mask, 0xff.U))
       when(io.queryDone)(complete(Status.OK, queryResult0, queryResult1))
     }
     is(CmdState.sList) {
@@ -419,12 +509,7 @@ class CommandEngine(p: CxlTrackParams) extends Module {
         }).asUInt
       })
       val bits = if (groups == 1) bitsPerGroup(0) else bitsPerGroup(wordIndex(log2Ceil(groups) - 1, 0))
-      resultWrite := true.B
-      resultLine  := wordIndex(8, 3)
-      resultData  := bytes64(bits)
-      resultMask := VecInit(
-        Seq.tabulate(64)(b => (b / 8).U === wordIndex(2, 0) && (wordIndex * 8.U + (b % 8).U) < nbytes.U)
-      )
+      writeWord(wordIndex, bits, VecInit(Seq.tabulate(8)(b => (wordIndex * 8.U + b.U) < nbytes.U)).asUInt)
       val t = total + PopCount(bits)
       total     := t
       wordIndex := wordIndex + 1.U

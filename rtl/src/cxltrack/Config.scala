@@ -42,12 +42,26 @@ case class CxlTrackParams(
   // event queue push ports: BAT invalidation at write accept and at write end, error, slot full, one timeout per
   // slot, merge done, scrub done (CxlTrackCore, "events")
   val eventPorts: Int = 6 + slots
+  // the dirty and accessed bitmaps are rows of 512 pages: a harvest reads, clears and writes into RESULT one row per
+  // cycle (512 bits = one 64-byte RESULT line); hotness and BAT validity keep 64-page words (64 counters: 512 bits)
+  val rowLanes: Int = 512
+  val rows: Int     = ((pages + rowLanes - 1) / rowLanes).toInt
+  val rowBits: Int  = log2Ceil(rows) max 1
+  // summary bitmaps: one bit per 2 MiB region (docs/spec.md section 12), i.e. 2^(21 - page_shift) pages: one row at
+  // page_shift 12, 2^(page_shift - 12) regions per row above
+  val regionPages: Int = 1 << (CxlTrackParams.SummaryRegionShift - pageShift)
+  // the rows one harvest touches: up to HARVEST_MAX_BITMAP_PAGES / 512 + 1 (its start need not be row-aligned)
+  val scanRows: Int = (Regs.HARVEST_MAX_BITMAP_PAGES / rowLanes + 1).toInt min rows
   require(pages <= (BigInt(1) << 26), "the per-page tables are on-chip RAMs (docs/rtl-notes.md, Tables)")
 }
 
 class ConfigError(msg: String) extends Exception(msg)
 
 object CxlTrackParams {
+
+  /** log2 of a summary region in bytes (docs/spec.md section 12: 2 MiB). */
+  val SummaryRegionShift = 21
+
   // (field, lo, hi), generated from the register map (as host-stack/python/cxltrack/config.py checks them)
   private val ranges: Seq[(String, BigInt, BigInt)] = Regs.ConfigRanges
 

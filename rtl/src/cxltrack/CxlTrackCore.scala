@@ -63,33 +63,29 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   // Every per-page table is a TrackTable (RAM banks + live-value table): a request enters in the cycle of its
   // handshake and takes effect two cycles later, in port order within its cycle: a harvest step before the
   // sets/increments of its cycle; write invalidations before a BAT command of the same cycle (docs/rtl-notes.md).
-  import TableOp._
-  val wordBits                 = log2Ceil(p.words) max 1
-  def wordOf(page: UInt): UInt = if (p.words == 1) 0.U(wordBits.W) else page(p.pageBits - 1, 6)
-  def laneOf(page: UInt): UInt = page(5, 0)
-  val dirty                    = Module(new TrackTable(p.words, 1, 2)) // 0 harvest, 1 write end
-  val accessed                 = Module(new TrackTable(p.words, 1, 3)) // 0 harvest, 1 read accept, 2 write accept
+  // Dirty and accessed are rows of 512 pages with summary bits (one per 2 MiB region); hotness and BAT validity are
+  // 64-page words.
+  val bitmaps    = BitmapTables(p)
+  val dirty      = bitmaps.dirty
+  val accessed   = bitmaps.accessed.get
   val hotness    = Module(new TrackTable(p.words, p.hotBits, 3)) // 0 harvest, 1 read accept, 2 write accept
   val batValid   = Module(new TrackTable(p.words, 1, 3))         // 0 write accept, 1 write end, 2 BAT command
   val batPayload = SyncReadMem(p.pages.toInt, UInt((p.batDiskBits + p.batBlockBits).W))
-  def drive(t: TrackTable, port: Int, v: Bool, page: UInt, op: UInt): Unit = {
-    t.io.req(port).valid     := v
-    t.io.req(port).bits.word := wordOf(page)
-    t.io.req(port).bits.lane := laneOf(page)
-    t.io.req(port).bits.op   := op
-  }
+  import TableOp._
+  def drive(t: TrackTable, port: Int, v: Bool, page: UInt, op: UInt): Unit = BitmapTables.drive(p, t, port, v, page, op)
 
   // harvest steps of the command engine, answered two cycles later on port 0
-  val step     = commands.io.harvest
-  val stepPage = Cat(step.bits.word, 0.U(6.W))
-  drive(dirty, 0, step.valid && step.bits.table === 1.U, stepPage, step.bits.op)
-  drive(accessed, 0, step.valid && step.bits.table === 2.U, stepPage, step.bits.op)
-  drive(hotness, 0, step.valid && step.bits.table === 3.U, stepPage, step.bits.op)
-  commands.io.harvestWord.valid := dirty.io.resp(0).valid || accessed.io.resp(0).valid || hotness.io.resp(0).valid
-  commands.io.harvestWord.bits.bitmap :=
-    Mux(dirty.io.resp(0).valid, dirty.io.resp(0).bits, accessed.io.resp(0).bits)
-  commands.io.harvestWord.bits.hotness :=
+  val step = commands.io.harvest
+  bitmaps.connect(commands)
+  hotness.io.req(0).valid     := step.valid && step.bits.table === 3.U
+  hotness.io.req(0).bits.word := step.bits.row
+  hotness.io.req(0).bits.lane := 0.U
+  hotness.io.req(0).bits.op   := step.bits.op
+  hotness.io.req(0).bits.mask := 1.U
+  hotness.io.scanRow          := 0.U
+  commands.io.harvestRow.bits.hotness :=
     VecInit(Seq.tabulate(64)(j => hotness.io.resp(0).bits((j + 1) * p.hotBits - 1, j * p.hotBits)))
+  commands.io.harvestRow.valid := bitmaps.answered || hotness.io.resp(0).valid
 
   // requests of the data path
   val readTracked  = requests.readAccept.valid && trackEn
@@ -107,6 +103,7 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   drive(batValid, 1, writeEnd, writeEndPage, CLEAR.U)
   val bat = commands.io.bat
   drive(batValid, 2, bat.valid, bat.bits.page, bat.bits.op)
+  batValid.io.scanRow := 0.U
   val batEvtEnAt                = ShiftRegister(batEvtEn, 2) // CTRL as it was in the request's cycle
   def pageAt(r: TableReq): UInt = Cat(r.word, r.lane).pad(p.pageBits)(p.pageBits - 1, 0)
   val cleared    = (0 until 2).map(k => batValid.io.resp(k).valid && batValid.io.resp(k).bits(batValid.io.done(k).lane))
@@ -203,4 +200,62 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   irq  := regs.io.irq
   msi  := regs.io.msi
   idle := commands.io.idle && scrub.io.idle && !tablesBusy
+}
+
+/**
+ * The dirty and accessed bitmaps (rows of `p.rowLanes` pages with one summary bit per `p.regionPages` pages) and their
+ * connection to the command engine's harvest steps and summary scan: shared by [[CxlTrackCore]] and the harvest
+ * benchmark's top [[HarvestBench]], so that both run the same tables with the same wiring.
+ */
+class BitmapTables(p: CxlTrackParams, withAccessed: Boolean = true, packedState: Boolean = false) {
+  // dirty: 0 harvest, 1 write end; accessed: 0 harvest, 1 read accept, 2 write accept
+  private def table(ports: Int) = Module(
+    new TrackTable(
+      p.rows,
+      1,
+      ports,
+      lanes = p.rowLanes,
+      regionLanes = p.regionPages,
+      scanWidth = p.scanRows,
+      packedState = packedState
+    )
+  )
+  val dirty    = table(2)
+  val accessed = if (withAccessed) Some(table(3)) else None
+  val tables   = Seq(dirty -> 1) ++ accessed.map(_ -> 2)
+
+  /** Port 0 of the tables: the engine's steps; the answers and the summary scan back to the engine. */
+  def connect(commands: CommandEngine): Unit = {
+    val step = commands.io.harvest
+    for ((t, table) <- tables) {
+      t.io.req(0).valid     := step.valid && step.bits.table === table.U
+      t.io.req(0).bits.word := step.bits.row.pad(p.rowBits)(p.rowBits - 1, 0)
+      t.io.req(0).bits.lane := 0.U
+      t.io.req(0).bits.op   := step.bits.op
+      t.io.req(0).bits.mask := step.bits.mask
+      t.io.scanRow          := commands.io.scanRow
+    }
+    commands.io.harvestRow.bits.bitmap :=
+      accessed.fold(dirty.io.resp(0).bits)(a => Mux(dirty.io.resp(0).valid, dirty.io.resp(0).bits, a.io.resp(0).bits))
+    commands.io.scanBits(0) := dirty.io.scanBits
+    commands.io.scanBits(1) := accessed.fold(0.U)(_.io.scanBits)
+  }
+
+  /** An answer of a harvest step on either table. */
+  def answered: Bool = tables.map(_._1.io.resp(0).valid).reduce(_ || _)
+  def busy: Bool     = tables.map(_._1.io.busy).reduce(_ || _)
+}
+
+object BitmapTables {
+  def apply(p: CxlTrackParams): BitmapTables = new BitmapTables(p)
+
+  /** A per-page request to a table: row and lane of `page` for the table's row width. */
+  def drive(p: CxlTrackParams, t: TrackTable, port: Int, v: Bool, page: UInt, op: UInt): Unit = {
+    val laneBits = log2Ceil(t.lanes)
+    t.io.req(port).valid     := v
+    t.io.req(port).bits.word := (if (t.words == 1) 0.U else (page >> laneBits).pad(t.wordBits)(t.wordBits - 1, 0))
+    t.io.req(port).bits.lane := page.pad(laneBits)(laneBits - 1, 0)
+    t.io.req(port).bits.op   := op
+    t.io.req(port).bits.mask := 0.U
+  }
 }

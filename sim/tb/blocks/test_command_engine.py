@@ -1,20 +1,25 @@
 # SPDX-License-Identifier: Apache-2.0
-"""CommandEngine on its own: the bench plays the register port (launches with random arguments, RESULT read back a
-line at a time), the per-page tables (each harvest step answered two cycles later with the word as it was at the step,
-its CLEAR/DECAY applied; BAT payload one cycle and valid bit two cycles after the request; words changed at random
-between and during commands, as traffic does), the slot buffer (slot states, counts and tags; MERGE_DONE and the
-query's mask words after random delays) and the scrub engine (finish of released chunks in release order).
+"""CommandEngine on its own: the bench plays the register port (launches with random arguments, RESULT read back a line
+at a time), the per-page tables (each harvest step answered two cycles later with the row as it was at the step, its
+CLEAR/DECAY applied to the masked words; the summary bits of the bitmap rows, mostly "row not zero" but at random
+wrong in both directions, as a write in flight leaves them; BAT payload one cycle and valid bit two cycles after the
+request; words changed at random between and during commands, as traffic does), the slot buffer (slot states, counts
+and tags; MERGE_DONE and the query's mask words after random delays) and the scrub engine (finish of released chunks
+in release order).
 
 A reference written here (docs/spec.md section 5) decides each command's status from its arguments and the state in
-the spec's order (opcode, flags, alignment, ranges, state), and the timing from CommandEngine's description: the check
-one cycle after the launch; completion in the check cycle, or for a harvest of n words one step per cycle and the
-done two cycles after the last step, BAT_GET/BAT_DISCARD two cycles after the check, CHUNK_LIST one RESULT word per
-cycle, merge and query when the slot buffer reports done. Compared every cycle: BUSY, SEQ, status code, results,
-CMD_OP as launched, the done pulse, every request to the tables (word, table, operation; BAT operation, page, payload),
-to the slot buffer (the lowest FREE slot for ALLOC) and to the scrub FIFO, SCRUB_DONE with the chunk's owner, ready
-after the RESULT clearing. RESULT is read back after each command and must hold exactly what it produced (the harvest
-answers, the query masks, the chunk bitmap) and keep every other byte. The seed is printed (CXLTRACK_SEED reproduces a
-run); CXLTRACK_BLOCK_CYCLES sets the length of the random run."""
+the spec's order (opcode, flags, alignment, ranges, state), and the timing from CommandEngine's description: the
+check one cycle after the launch; completion in the check cycle, or for a hotness harvest of n words one step per
+cycle and the done two cycles after the last step, for a bitmap harvest the summary scanned in the check cycle, one
+step per marked row of the range (lowest first, from the next cycle; its words in the range as mask) and the done two
+cycles after the last step or in the check cycle when no row is marked (RESULT then zero over the range),
+BAT_GET/BAT_DISCARD two cycles after the check, CHUNK_LIST one RESULT word per cycle, merge and query when the slot
+buffer reports done. Compared every cycle: BUSY, SEQ, status code, results, CMD_OP as launched, the done pulse, every
+request to the tables (word, table, operation; BAT operation, page, payload), to the slot buffer (the lowest FREE
+slot for ALLOC) and to the scrub FIFO, SCRUB_DONE with the chunk's owner, ready after the RESULT clearing. RESULT is
+read back after each command and must hold exactly what it produced (the harvest answers, the query masks, the chunk
+bitmap) and keep every other byte. The seed is printed (CXLTRACK_SEED reproduces a run); CXLTRACK_BLOCK_CYCLES sets
+the length of the random run."""
 
 from __future__ import annotations
 
@@ -54,7 +59,10 @@ class Running:
     phase: str = "check"  # check, harvest, bat, merge, query, list
     start_cycle: int = 0
     steps: int = 0  # harvest: steps issued; list: words written
-    words: int = 0  # harvest: words to step
+    words: int = 0  # harvest: words to step (hotness)
+    rows: list[int] = field(default_factory=list)  # bitmap harvest: the marked rows still to step
+    stepped: list[tuple[int, int]] = field(default_factory=list)  # bitmap harvest: (row, mask) stepped, in order
+    expected: int = 0  # harvest: answers to collect
     answers: list[int] = field(default_factory=list)  # harvest: the words answered (bitmap or packed hotness)
     arrived: int = 0  # harvest: answers delivered to the engine
     merge_count: int = 0  # SLOT_MERGE, SLOT_QUERY: the slot's valid bytes at the check
@@ -68,6 +76,9 @@ class Checker:
         p = block_params()
         self.pages, self.slots_n, self.chunks = p["pages"], p["slots"], p["chunks"]
         self.words_n, self.hot_bits = p["words"], p["hot_bits"]
+        self.rows_n, self.scan_rows = p["rows"], p["scan_rows"]
+        self.row_bits = max(1, (self.rows_n - 1).bit_length())
+        self.scan_drive = (0, 0)  # the summary scan bits driven this cycle (dirty, accessed)
         self.disk_bits, self.block_bits = p["bat_disk_bits"], p["bat_block_bits"]
         self.ops = {n: p[f"op_{n}"] for n in ("READ", "ZERO", "HALVE", "SET", "CLEAR", "INC")}
         self.dut, self.rng = dut, rng
@@ -128,6 +139,17 @@ class Checker:
             if a1 == 0 or a1 > limit or a0 + a1 > self.pages:
                 return self.done(r, Status.RANGE)
             r.words = a1 // 64
+            if op == Op.HARVEST_HOTNESS:
+                r.expected = r.words
+                return "harvest"
+            first, last = a0 // 512, (a0 + a1 - 1) // 512
+            marks = self.scan_drive[0 if op == Op.HARVEST_DIRTY else 1]
+            r.rows = [first + i for i in range(last - first + 1) if marks >> i & 1]
+            r.expected = len(r.rows)
+            if not r.rows:
+                for b in range(a1 // 8):
+                    r.window[b] = 0
+                return self.done(r, Status.OK)
             return "harvest"
         if op in (Op.BAT_SET, Op.BAT_GET, Op.BAT_CLEAR, Op.BAT_DISCARD):
             if a0 >= self.pages or (op == Op.BAT_SET and (a1 >> self.block_bits or a2 >> self.disk_bits)):
@@ -179,14 +201,17 @@ class Checker:
                 self.d(f"io_args_{i}", launch[1][i])
         hv = [a for a in self.answers if a[0] == c and a[1] == "harvest"]
         self.answered_now = bool(hv)
-        self.d("io_harvestWord_valid", int(bool(hv)))
+        self.d("io_harvestRow_valid", int(bool(hv)))
         if hv and self.running is not None:
             self.running.arrived += 1
-        if hv:
-            value = hv[0][2]
-            self.d("io_harvestWord_bits_bitmap", value & ((1 << 64) - 1))
-            for j in range(64):
-                self.d(f"io_harvestWord_bits_hotness_{j}", value >> (64 + 8 * j) & 0xFF)
+        # a row answer drives both fields: the bitmap (512 bits) and the 64 hotness lanes (8 bits each)
+        value = hv[0][2] if hv else self.rng.getrandbits(512)
+        self.d("io_harvestRow_bits_bitmap", value & ((1 << 512) - 1))
+        for j in range(64):
+            self.d(f"io_harvestRow_bits_hotness_{j}", value >> (8 * j) & ((1 << self.hot_bits) - 1))
+        self.scan_drive = self.summary_scan()
+        for k in range(2):
+            self.d(f"io_scanBits_{k}", self.scan_drive[k])
         payload = [a for a in self.answers if a[0] == c and a[1] == "payload"]
         self.d("io_batPayload", payload[0][2] if payload else self.rng.getrandbits(self.disk_bits + self.block_bits))
         bv = [a for a in self.answers if a[0] == c and a[1] == "valid"]
@@ -248,7 +273,7 @@ class Checker:
             raise self.fail(f"registers: rtl {got}\n  reference {want}")
         # requests and completion this cycle
         exp_done = 0
-        exp_harvest: tuple[int, int, int] | None = None
+        exp_harvest: tuple[int, int, int, int] | None = None
         exp_bat: tuple[int, int, int] | None = None
         exp_alloc = exp_release = exp_merge = exp_query = exp_enq = None
         if r is not None:
@@ -278,11 +303,17 @@ class Checker:
                 r.phase = phase
                 r.start_cycle = self.cycle
             elif r.phase == "harvest":
-                if r.steps < r.words:
-                    op = "ZERO" if r.clear else "HALVE" if r.decay else "READ"
-                    exp_harvest = (r.args[0] // 64 + r.steps, r.op & 3, self.ops[op])
+                op = "ZERO" if r.clear else "HALVE" if r.decay else "READ"
+                if r.op == Op.HARVEST_HOTNESS and r.steps < r.words:
+                    exp_harvest = (r.args[0] // 64 + r.steps, r.op & 3, self.ops[op], 1)
                     r.steps += 1
-                if r.arrived == r.words and self.answered_now:
+                elif r.op != Op.HARVEST_HOTNESS and r.rows:
+                    row = r.rows.pop(0)
+                    w0, w1 = r.args[0] // 64, (r.args[0] + r.args[1]) // 64
+                    mask = sum(1 << j for j in range(8) if w0 <= 8 * row + j < w1)
+                    exp_harvest = (row, r.op & 3, self.ops[op], mask)
+                    r.stepped.append((row, mask))
+                if r.arrived == r.expected and self.answered_now:
                     self.finish_harvest(r)
                     exp_done = 1
             elif r.phase == "bat" and self.cycle == r.start_cycle + 2:
@@ -301,7 +332,11 @@ class Checker:
                 r.steps += 1
         self.exp_done = exp_done
         self.expect_valid("io_done", exp_done)
-        self.expect_fields("io_harvest", exp_harvest, ("word", "table", "op"))
+        self.expect_fields("io_harvest", exp_harvest, ("row", "table", "op", "mask"))
+        if r is not None and r.phase in ("harvest", "done") and r.op in HARVESTS[:2] and self.cycle == r.start_cycle:
+            row_mask = (1 << self.row_bits) - 1
+            if self.out("io_scanRow") != (r.args[0] >> 9) & row_mask:
+                raise self.fail(f"io_scanRow {self.out('io_scanRow')}, reference {(r.args[0] >> 9) & row_mask}")
         self.expect_fields(
             "io_bat", exp_bat, ("op", "page", "data"), skip_data=exp_bat is not None and exp_bat[0] != self.ops["SET"]
         )
@@ -344,21 +379,48 @@ class Checker:
             raise self.fail(f"{prefix}: rtl {rtl}, reference {ref}")
 
     # ------------------------------------------------------------------ the bench as tables, slots, scrub
+    def summary_scan(self) -> tuple[int, int]:
+        """The summary bits the tables show this cycle for rows from the running command's first row: a row is
+        marked when it is not zero, but one in ten is wrong (either way), as a write in flight leaves it. Random when
+        no bitmap harvest is in its check cycle (the engine must not care then)."""
+        r = self.running
+        if r is None or r.phase != "check" or r.op not in HARVESTS[:2]:
+            return self.rng.getrandbits(self.scan_rows), self.rng.getrandbits(self.scan_rows)
+        first = (r.args[0] >> 9) & ((1 << self.row_bits) - 1)
+        out = []
+        for op in HARVESTS[:2]:
+            bits = 0
+            for i in range(self.scan_rows):
+                row = first + i
+                words = self.bitmaps[op][8 * row : 8 * row + 8] if row < self.rows_n else []
+                marked = any(words)
+                if self.rng.random() < 0.1:
+                    marked = not marked
+                    cover("engine_block:summary_stale")
+                bits |= int(marked) << i
+            out.append(bits)
+        return out[0], out[1]
+
     def table_step(self, c: int) -> None:
-        word = self.out("io_harvest_bits_word")
+        word = self.out("io_harvest_bits_row")
         table, op = self.out("io_harvest_bits_table"), self.out("io_harvest_bits_op")
+        mask = self.out("io_harvest_bits_mask")
         if table == 3:
             lanes = self.hot[word]
-            value = sum(v << (64 + 8 * j) for j, v in enumerate(lanes))
+            value = sum(v << (8 * j) for j, v in enumerate(lanes))
             if op == self.ops["ZERO"]:
                 self.hot[word] = [0] * 64
             elif op == self.ops["HALVE"]:
                 self.hot[word] = [v >> 1 for v in lanes]
         else:
             bitmap = self.bitmaps[Op(table)]
-            value = bitmap[word]
-            if op == self.ops["ZERO"]:
-                bitmap[word] = 0
+            value = 0
+            for j in range(8):
+                w = 8 * word + j
+                if w < self.words_n:
+                    value |= bitmap[w] << (64 * j)
+                    if op == self.ops["ZERO"] and mask >> j & 1:
+                        bitmap[w] = 0
         self.answers.append((c + 2, "harvest", value))
         assert self.running is not None
         self.running.answers.append(value)
@@ -398,17 +460,24 @@ class Checker:
 
     def finish_harvest(self, r: Running) -> None:
         total = 0
+        if r.op != Op.HARVEST_HOTNESS:  # rows not stepped read zero
+            for b in range(r.args[1] // 8):
+                r.window[b] = 0
+        start_word = r.args[0] // 64
         for k, value in enumerate(r.answers):
             if r.op == Op.HARVEST_HOTNESS:
-                lanes = [value >> (64 + 8 * j) & 0xFF for j in range(64)]
+                lanes = [value >> (8 * j) & 0xFF for j in range(64)]
                 for j, v in enumerate(lanes):
                     r.window[64 * k + j] = v
                 total += sum(1 for v in lanes if v)
             else:
-                bits = value & ((1 << 64) - 1)
+                row, mask = r.stepped[k]
                 for j in range(8):
-                    r.window[8 * k + j] = bits >> 8 * j & 0xFF
-                total += bin(bits).count("1")
+                    if mask >> j & 1:
+                        bits = value >> (64 * j) & ((1 << 64) - 1)
+                        for b in range(8):
+                            r.window[8 * (8 * row + j - start_word) + b] = bits >> 8 * b & 0xFF
+                        total += bin(bits).count("1")
         r.outcome = (Status.OK, total, 0)
         cover(f"engine_block:{Op(r.op).name}:OK" + (":clear" if r.clear else ":decay" if r.decay else ""))
 

@@ -46,19 +46,20 @@ class Req:
     word: int
     lane: int
     op: int
+    mask: int = -1  # ZERO/HALVE: the 64-lane groups they apply to (all by default)
 
 
 class RefTable:
-    """The table as the model sees it: words of 64 lanes, requests applied in cycle order and,
-    within a cycle, in port order."""
+    """The table as the model sees it: words of `lanes` lanes, requests applied in cycle order
+    and, within a cycle, in port order."""
 
-    def __init__(self, words: int, lane_bits: int) -> None:
-        self.words = words
+    def __init__(self, words: int, lane_bits: int, lanes: int = 64) -> None:
+        self.words, self.lanes = words, lanes
         self.max = (1 << lane_bits) - 1
         self.reset()
 
     def reset(self) -> None:
-        self.data = [[0] * 64 for _ in range(self.words)]
+        self.data = [[0] * self.lanes for _ in range(self.words)]
 
     def value(self, word: int) -> int:
         bits = self.max.bit_length()
@@ -69,10 +70,11 @@ class RefTable:
         old = self.value(r.word)
         lanes = self.data[r.word]
         name = OPS[r.op]
+        mine = [bool(r.mask >> (j // 64) & 1) for j in range(self.lanes)]
         if name == "ZERO":
-            lanes[:] = [0] * 64
+            lanes[:] = [0 if m else v for v, m in zip(lanes, mine, strict=True)]
         elif name == "HALVE":
-            lanes[:] = [v >> 1 for v in lanes]
+            lanes[:] = [v >> 1 if m else v for v, m in zip(lanes, mine, strict=True)]
         elif name == "SET":
             lanes[r.lane] = 1
         elif name == "CLEAR":
@@ -86,8 +88,11 @@ class Checker:
     def __init__(self, dut: Any) -> None:
         p = block_params()
         self.words, self.lane_bits, self.ports = p["words"], p["lane_bits"], p["n_ports"]
+        self.lanes = p["lanes"]
+        self.groups = self.lanes // 64
         self.dut = dut
-        self.ref = RefTable(self.words, self.lane_bits)
+        dut.io_scanRow.value = 0
+        self.ref = RefTable(self.words, self.lane_bits, self.lanes)
         self.pending: deque[list[tuple[Req, int] | None]] = deque([[None] * self.ports] * LATENCY)
         self.prev_words: set[int] = set()
         self.cycle = 0
@@ -101,6 +106,7 @@ class Checker:
                 getattr(d, f"io_req_{p}_bits_word").value = r.word
                 getattr(d, f"io_req_{p}_bits_lane").value = r.lane
                 getattr(d, f"io_req_{p}_bits_op").value = r.op
+                getattr(d, f"io_req_{p}_bits_mask").value = r.mask & ((1 << self.groups) - 1)
 
     async def step(self, reqs: Sequence[Req | None]) -> None:
         """At a falling edge: drive this cycle's requests, check the answers due now (requests
@@ -175,10 +181,12 @@ def random_req(rng: random.Random, chk: Checker, hot: list[int] | None = None) -
     if rng.random() < 0.15:
         return None
     word = rng.choice(hot) if hot and rng.random() < 0.8 else rng.randrange(chk.words)
-    lane = rng.choice([0, 1, 63]) if rng.random() < 0.5 else rng.randrange(64)
+    lane = rng.choice([0, 1, 63, chk.lanes - 1]) if rng.random() < 0.5 else rng.randrange(chk.lanes)
     # mostly the operations of the core's request ports; the harvest ones often enough to matter
     op = rng.choices(range(len(OPS)), weights=[2, 1, 1, 4, 3, 5])[0]
-    return Req(word, lane, op)
+    # ZERO/HALVE of a harvest cover some of the row's 64-lane groups (all of a 64-lane row), sometimes none
+    mask = rng.getrandbits(chk.groups) if rng.random() < 0.5 else (1 << chk.groups) - 1
+    return Req(word, lane, op, mask)
 
 
 @cocotb.test()
