@@ -60,6 +60,9 @@ RUN_DIR = "/run/cxlt"
 FIRMWARE = ("bios-256k.bin", "linuxboot_dma.bin", "kvmvapic.bin")
 # L2 loads the virtio-blk driver for its disk; L1 loads kvm_amd when the host is set up.
 L2_BOOT_MODULES = ("virtio_blk",)
+# On demand in L2: a swap tier's virtio-pmem device (SwapTier; their dependencies libnvdimm,
+# nd_virtio, nd_btt come with them). Not at boot: a VM without a tier need not pay for them.
+L2_EXTRA_MODULES = ("virtio_pmem", "nd_pmem")
 # zram: the stock baseline's swap device (vswapper.swap_on)
 HOST_EXTRA_MODULES = (*EXTRA_MODULES, "kvm_amd", "virtio_balloon", "zram")
 HOST_DIR = GUEST_IMAGE_DIR / "host"
@@ -143,14 +146,26 @@ class HostImage:
 
 
 def build_host_image(
-    qemu: Path, bin_dirs: tuple[Path, ...], module_dirs: tuple[Path, ...], force: bool = False
+    qemu: Path,
+    bin_dirs: tuple[Path, ...],
+    module_dirs: tuple[Path, ...],
+    force: bool = False,
+    vm_bin_dirs: tuple[Path, ...] | None = None,
 ) -> HostImage:
+    """`vm_bin_dirs`: the L2 image's tools (default: all of `bin_dirs`). `make guest-host` gives
+    L2 only the static guest tools (out/guest/bin): the driver's test programs, the CLI, the
+    KVM selftests, the demo and the pool manager need /dev/cxltrack0 or SVM, which an L2 VM
+    has neither of, and the L2 initramfs is unpacked in the VM's 192 MiB, of which its kernel
+    keeps about 130 MiB reserved (with the initramfs, and SWIOTLB bounce buffers once maxmem
+    reaches above 4 GiB): a 29 MB initramfs with every tool no longer unpacked there
+    ("Initramfs unpacking failed: write error", then init panics); with the guest tools alone
+    it is 14 MB."""
     vm = build_initramfs(
         InitramfsSpec(
             name="l2",
             boot_modules=L2_BOOT_MODULES,
-            extra_modules=(),
-            bin_dirs=bin_dirs,
+            extra_modules=L2_EXTRA_MODULES,
+            bin_dirs=bin_dirs if vm_bin_dirs is None else vm_bin_dirs,
             module_dirs=(),
             userland=False,
             append=L2_APPEND,
