@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 import time
 
-from cxltrack.harness.nested import Host, MiB, NestedVm, SwapTier, TierRun, VmSpec
+import pytest
+
+from cxltrack.harness.nested import Host, MiB, NestedVm, PoolError, SwapTier, TierRun, VmSpec
 
 CGROUP = "/sys/fs/cgroup/tier"
 
@@ -146,6 +148,22 @@ def test_a_killed_pool_leaves_no_chunk_owned(host: Host) -> None:
     assert owned_chunks(host, run.owner) == list(chunks)
     assert all(chunk_state(host, c) == ("OWNED", run.owner) for c in chunks)
     assert nonzero_pages(host, run) >= 1  # at least the swap header mkswap wrote
+    # Bad requests get the pool's reason and change nothing.
+    for request, why in (
+        ("grow nosuchvm 1", "error no vm nosuchvm"),
+        ("grow vm0 0", "error grow: bad chunk count '0'"),
+        ("grow vm0 65", "error grow: bad chunk count '65'"),
+        ("grow vm0 x1", "error grow: bad chunk count 'x1'"),
+        ("open vm0", "error vm vm0 is already open"),
+        ("open bad/name", "error bad VM name 'bad/name'"),
+        ("frobnicate vm0", "error bad request 'frobnicate'"),
+        ("list", "error bad request 'list'"),
+        ("''", "error empty request"),
+    ):
+        with pytest.raises(PoolError, match=re.escape(why)):
+            pool.ask(request)
+    assert pool.ask("list vm0")["runs"] == f"{run.first}+{run.count}"
+    assert owned_chunks(host, run.owner) == list(chunks)
     vm.run("swapoff /dev/pmem0")  # nothing of the VM's in the tier when it goes
     pool.kill("KILL")
     wait_free(host, chunks)
