@@ -187,24 +187,36 @@ def memory_cgroup(vm: NestedVm, limit: int) -> None:
 def _swapped_out(vm: NestedVm, fill: int, seed: int, pause: int, out: str) -> None:
     """Start `cxl-memtest node 0 FILL SEED PAUSE` in the cgroup (in the background) and return
     once its fill is done: when the cgroup's swap stops growing."""
+    _start_memtest(vm, fill, seed, pause, out)
+    _settled(vm, out)
+
+
+def _start_memtest(vm: NestedVm, fill: int, seed: int, pause: int, out: str) -> None:
     vm.run(
         f"sh -c 'echo $$ > {CGROUP}/cgroup.procs; exec cxl-memtest node 0 {fill} {seed} {pause}' "
         f">{out} 2>&1 & echo $! > {out}.pid"
     )
+
+
+def _settled(vm: NestedVm, out: str) -> None:
+    """Wait until the cgroup's swap stopped growing (two equal readings 1 s apart) while the
+    workload whose output goes to `out` still runs."""
     last, stable, deadline = -1, 0, time.monotonic() + 240
     while stable < 2 and time.monotonic() < deadline:
-        cur = int(vm.run(f"cat {CGROUP}/memory.swap.current").out)
+        res = vm.run(f"cat {CGROUP}/memory.swap.current; kill -0 $(cat {out}.pid) 2>/dev/null || echo gone")
+        assert "gone" not in res.out, f"{vm.spec.name}: the workload ended before its pause: {vm.run(f'cat {out}').out}"
+        cur = int(res.out)
         stable = stable + 1 if cur == last and cur > 0 else 0
         last = cur
         time.sleep(1)
-    assert stable >= 2, f"the cgroup's swap did not settle (last {last} bytes)"
+    assert stable >= 2, f"{vm.spec.name}: the cgroup's swap did not settle (last {last} bytes)"
 
 
 def _memtest_done(vm: NestedVm, out: str) -> str:
     return vm.run(f"p=$(cat {out}.pid); while kill -0 $p 2>/dev/null; do sleep 1; done; cat {out}", timeout=600).out
 
 
-def test_swap_in_time_per_mib_tier_vs_disk(host: Host) -> None:
+def test_swap_in_time_per_mib_tier_vs_disk(host: Host, swap_tier_lines: list[str]) -> None:
     """Step 5 of the slice, the smallest measurement: one VM with a tier (priority 10) and a disk
     swap area (priority 1, an image in the host's tmpfs). Round 1 swaps to the tier, round 2
     (tier off) to the disk; each time the cgroup's limit is lifted and `swapoff` of the area
@@ -235,8 +247,49 @@ def test_swap_in_time_per_mib_tier_vs_disk(host: Host) -> None:
         figures[area] = (used / 1024, secs)
     (tier_mib, tier_s), (disk_mib, disk_s) = figures["/dev/pmem0"], figures[disk[0]]
     tier_per, disk_per = tier_s / tier_mib, disk_s / disk_mib
-    print(
-        f"[nested] batch swap-in (swapoff): tier {tier_mib:.1f} MiB in {tier_s:.2f} s = {tier_per * 1000:.0f} ms/MiB; "
+    line = (
+        f"batch swap-in (swapoff): tier {tier_mib:.1f} MiB in {tier_s:.2f} s = {tier_per * 1000:.0f} ms/MiB; "
         f"disk {disk_mib:.1f} MiB in {disk_s:.2f} s = {disk_per * 1000:.0f} ms/MiB; "
         f"swapin_tier_vs_disk={disk_per / tier_per if tier_per else float('inf'):.2f}"
     )
+    swap_tier_lines.append(line)
+    print(f"[nested] {line}")
+
+
+def test_two_vms_swap_to_their_own_runs_of_one_pool(host: Host) -> None:
+    """Two VMs at once with tiers from one pool: distinct owners and disjoint runs on the device,
+    both swap at the same time and verify every word, each run's pages written by the device's
+    log, both runs FREE once the VMs are gone."""
+    vms = [host.start_vm(VmSpec(name, swap_tier=SwapTier(8))) for name in ("vma", "vmb")]
+    runs = [vm.tier for vm in vms]
+    assert runs[0] is not None and runs[1] is not None
+    a, b = runs[0], runs[1]
+    assert a.owner != b.owner and (a.first + a.count <= b.first or b.first + b.count <= a.first), (a, b)
+    for run in (a, b):
+        assert owned_chunks(host, run.owner) == list(range(run.first, run.first + run.count))
+    shift = host.page_shift()
+    for run in (a, b):
+        host.harvest_dirty(*run.pages(shift))
+    fill = 16 * MiB  # 8 MiB or more of it to a 16 MiB tier (no disk swap: more would be an OOM kill)
+    for i, vm in enumerate(vms):
+        memory_cgroup(vm, 8 * MiB)
+        _start_memtest(vm, fill, 30 + i, 20, "/tmp/memtest.out")
+    for vm in vms:
+        _settled(vm, "/tmp/memtest.out")
+    used = [vm.swaps()["/dev/pmem0"][1] for vm in vms]
+    for i, vm in enumerate(vms):
+        done = _memtest_done(vm, "/tmp/memtest.out")
+        assert f"ok node 0 bytes={fill} seed={30 + i} " in done, (vm.spec.name, done)
+    dirty = [host.harvest_dirty(*run.pages(shift)) for run in (a, b)]
+    print(
+        f"[nested] two VMs: runs {a.first}+{a.count} (owner {a.owner}) and {b.first}+{b.count} (owner {b.owner}); "
+        f"tier in use {used} KiB; dirty pages {[len(d) for d in dirty]}"
+    )
+    for u, d in zip(used, dirty, strict=True):
+        assert u > 0 and len(d) * 4 >= u, (used, [len(d) for d in dirty])
+    for vm in vms:
+        vm.shutdown()
+        assert vm.tier_released is not None and vm.tier_released["released"] == "8", vm.tier_released
+    for run in (a, b):
+        assert owned_chunks(host, run.owner) == []
+        wait_free(host, range(run.first, run.first + run.count), timeout=5)
