@@ -16,7 +16,7 @@ TEST_SUITES += nested
 guest-host: $$(GUEST_DEPS) ## build the nested host image (L1 with the project's QEMU and the L2 VM image)
 	@q="$(QEMU_BIN)"; test -x "$$q" || { echo "guest-host: no QEMU binary (got '$$q')"; exit 1; }; \
 	$(HARNESS) host-image --qemu "$$q" $(addprefix --bin-dir ,$(GUEST_BIN_DIRS)) \
-		$(addprefix --module-dir ,$(GUEST_MODULE_DIRS)) --manifest $(HOST_IMAGE)
+		--vm-bin-dir $(GUEST_OUT)/bin $(addprefix --module-dir ,$(GUEST_MODULE_DIRS)) --manifest $(HOST_IMAGE)
 
 test-nested: guest-host ## nested tests: L1 host with KVM, L2 VMs with memory on the device, migration
 	@q="$(QEMU_BIN)"; test -x "$$q" || { echo "test-nested: no QEMU binary (got '$$q')"; exit 1; }; \

@@ -15,6 +15,13 @@ _L2_BOOTS: list[tuple[str, str, float]] = []
 # The result line of every migration, printed at the end of the run (attempts=N > 1: a VM was
 # reset during the first runs, which were done again; docs/harness.md).
 _MIGRATIONS: list[str] = []
+# The swap tier's measured lines (test_nested_swap_tier.py), printed at the end of the run.
+_SWAP_TIER: list[str] = []
+
+
+@pytest.fixture(scope="session")
+def swap_tier_lines() -> list[str]:
+    return _SWAP_TIER
 
 
 @pytest.fixture(scope="session")
@@ -32,3 +39,5 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"nested boot-to-ready: {test} {what}: {secs:.1f} s")
     for line in _MIGRATIONS:
         terminalreporter.write_line(f"nested {line}")
+    for line in _SWAP_TIER:
+        terminalreporter.write_line(f"nested swap tier: {line}")

@@ -3,7 +3,8 @@
 
 python -m cxltrack.harness kernel [--print headers|root|vmlinuz|release]
 python -m cxltrack.harness image --bin-dir D [--module-dir D] --manifest out/guest/busybox.json
-python -m cxltrack.harness host-image --qemu Q --bin-dir D [--module-dir D] --manifest out/guest/host.json
+python -m cxltrack.harness host-image --qemu Q --bin-dir D [--vm-bin-dir D] [--module-dir D]
+    --manifest out/guest/host.json
 python -m cxltrack.harness run --qemu Q --image M [--region devdax|kmem] [--workdir W] -- CMD...
 """
 
@@ -44,6 +45,13 @@ def main(argv: list[str] | None = None) -> int:
     h = sub.add_parser("host-image", help="build the nested host image (L1, with the project's QEMU and L2 image)")
     h.add_argument("--qemu", type=Path, required=True, help="the qemu-system-x86_64 to put in the host")
     h.add_argument("--bin-dir", action="append", default=[], type=Path)
+    h.add_argument(
+        "--vm-bin-dir",
+        action="append",
+        default=[],
+        type=Path,
+        help="tools of the L2 image (default: every --bin-dir)",
+    )
     h.add_argument("--module-dir", action="append", default=[], type=Path)
     h.add_argument("--manifest", type=Path, required=True)
     h.add_argument("--force", action="store_true")
@@ -77,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[guest] manifest {a.manifest}")
         return 0
     if a.what == "host-image":
-        host = build_host_image(a.qemu, tuple(a.bin_dir), tuple(a.module_dir), force=a.force)
+        vm_bins = tuple(a.vm_bin_dir) or None
+        host = build_host_image(a.qemu, tuple(a.bin_dir), tuple(a.module_dir), force=a.force, vm_bin_dirs=vm_bins)
         a.manifest.parent.mkdir(parents=True, exist_ok=True)
         a.manifest.write_text(host.to_json())
         print(f"[guest] host image {host.host.name}-{host.host.key} (VM image {host.vm.name}-{host.vm.key})")

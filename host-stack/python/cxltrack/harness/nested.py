@@ -29,6 +29,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -60,6 +61,9 @@ RUN_DIR = "/run/cxlt"
 FIRMWARE = ("bios-256k.bin", "linuxboot_dma.bin", "kvmvapic.bin")
 # L2 loads the virtio-blk driver for its disk; L1 loads kvm_amd when the host is set up.
 L2_BOOT_MODULES = ("virtio_blk",)
+# On demand in L2: a swap tier's virtio-pmem device (SwapTier; their dependencies libnvdimm,
+# nd_virtio, nd_btt come with them). Not at boot: a VM without a tier need not pay for them.
+L2_EXTRA_MODULES = ("virtio_pmem", "nd_pmem")
 # zram: the stock baseline's swap device (vswapper.swap_on)
 HOST_EXTRA_MODULES = (*EXTRA_MODULES, "kvm_amd", "virtio_balloon", "zram")
 HOST_DIR = GUEST_IMAGE_DIR / "host"
@@ -143,14 +147,26 @@ class HostImage:
 
 
 def build_host_image(
-    qemu: Path, bin_dirs: tuple[Path, ...], module_dirs: tuple[Path, ...], force: bool = False
+    qemu: Path,
+    bin_dirs: tuple[Path, ...],
+    module_dirs: tuple[Path, ...],
+    force: bool = False,
+    vm_bin_dirs: tuple[Path, ...] | None = None,
 ) -> HostImage:
+    """`vm_bin_dirs`: the L2 image's tools (default: all of `bin_dirs`). `make guest-host` gives
+    L2 only the static guest tools (out/guest/bin): the driver's test programs, the CLI, the
+    KVM selftests, the demo and the pool manager need /dev/cxltrack0 or SVM, which an L2 VM
+    has neither of, and the L2 initramfs is unpacked in the VM's 192 MiB, of which its kernel
+    keeps about 130 MiB reserved (with the initramfs, and SWIOTLB bounce buffers once maxmem
+    reaches above 4 GiB): a 29 MB initramfs with every tool no longer unpacked there
+    ("Initramfs unpacking failed: write error", then init panics); with the guest tools alone
+    it is 14 MB."""
     vm = build_initramfs(
         InitramfsSpec(
             name="l2",
             boot_modules=L2_BOOT_MODULES,
-            extra_modules=(),
-            bin_dirs=bin_dirs,
+            extra_modules=L2_EXTRA_MODULES,
+            bin_dirs=bin_dirs if vm_bin_dirs is None else vm_bin_dirs,
             module_dirs=(),
             userland=False,
             append=L2_APPEND,
@@ -226,6 +242,127 @@ class MemoryManager:
         )
 
 
+@dataclass(frozen=True)
+class SwapTier:
+    """A swap tier for the VM (docs/swap-design.md section 5, issue 15): `chunks` device chunks
+    (2 MiB each), one contiguous run from the host's pool manager (`cxlt-pool`, Host.start_pool),
+    taken before the VM starts and released (scrubbed by the device) after it exits. The VM sees
+    them as a virtio-pmem device (`memory-backend-file` on /dev/dax0.0 at the run's offset),
+    /dev/pmem0 in the guest, which the harness `mkswap`s and `swapon`s at `priority` once the VM
+    is ready. `disk_swap` bytes (0: none): a lower-priority (`disk_priority`) swap area on a
+    virtio-blk disk (serial `cxlt-swap`, a sparse image in the host's tmpfs), which takes the
+    pages when the tier is full (the guest's own hybrid overflow)."""
+
+    chunks: int
+    priority: int = 10
+    disk_swap: int = 0
+    disk_priority: int = 1
+    swapon: bool = True
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.chunks <= 64:
+            raise ValueError(f"swap tier of {self.chunks} chunks: 1..64 (one run from the pool)")
+        if self.disk_swap < 0 or self.disk_swap % MiB:
+            raise ValueError(f"disk swap of {self.disk_swap} bytes: a multiple of 1 MiB")
+        if not (0 <= self.disk_priority < self.priority <= 32767):
+            raise ValueError("swap priorities: 0 <= disk_priority < priority <= 32767")
+
+
+@dataclass(frozen=True)
+class TierRun:
+    """A run of chunks the pool gave a VM: chunk numbers, device and /dev/dax0.0 addresses."""
+
+    vm: str
+    owner: int
+    first: int
+    count: int
+    dpa: int
+    size: int
+    offset: int  # in /dev/dax0.0: dpa less the DPA where the dax device starts
+
+    def pages(self, page_shift: int) -> tuple[int, int]:
+        """(first device page, page count) of the run."""
+        return self.dpa >> page_shift, self.size >> page_shift
+
+
+class PoolError(GuestError):
+    """The pool manager refused a request ("error ..." with its reason) or did not answer."""
+
+
+POOL_SOCK = f"{RUN_DIR}/pool.sock"
+POOL_LOG = f"{RUN_DIR}/pool.log"
+
+
+class Pool:
+    """The host's pool manager (`cxlt-pool serve`, host-stack/pool/cxlt-pool.c): one process for
+    all VMs, holding the tracker open; its chunks are bound to that file, so its death releases
+    them and the device scrubs them."""
+
+    def __init__(self, host: Host, first: int, count: int) -> None:
+        self.host = host
+        self.first = first
+        self.count = count
+        self.pid: int | None = None
+        self.dead = False
+
+    def start(self) -> Pool:
+        out = self.host.run(
+            f"rm -f {POOL_SOCK}; setsid cxlt-pool serve {POOL_SOCK} {self.first} {self.count} "
+            f"</dev/null >{POOL_LOG} 2>&1 & echo $!"
+        ).out
+        self.pid = int(out.split()[-1])
+        for _ in range(100):
+            res = self.host.run(f"cxlt-pool {POOL_SOCK} ping", check=False)
+            if res.ok:
+                # its own word for its pid (setsid may have forked)
+                m = re.search(r"serving .* pid (\d+)", self.log())
+                self.pid = int(m.group(1)) if m else self.pid
+                return self
+            if not self.host.run(f"kill -0 {self.pid}", check=False).ok:
+                break
+            time.sleep(0.1)
+        raise PoolError(f"the pool manager did not start:\n{self.log()}")
+
+    def ask(self, request: str, timeout: float = 240) -> dict[str, str]:
+        """One request; the answer's key=value words. "error ..." raises PoolError."""
+        if self.dead:
+            raise PoolError(f"the pool manager was killed; no answer to {request!r}")
+        res = self.host.run(f"cxlt-pool {POOL_SOCK} {request}", check=False, timeout=timeout)
+        words = res.out.split()
+        if res.status != 0 or not words or words[0] != "ok":
+            raise PoolError(f"pool: {request!r}: {res.out.strip() or res.err.strip()} (status {res.status})")
+        return dict(w.split("=", 1) for w in words[1:] if "=" in w)
+
+    def grow(self, vm: str, chunks: int) -> TierRun:
+        """A new VM's tier: an owner id, then a contiguous run of free chunks."""
+        owner = int(self.ask(f"open {vm}")["owner"])
+        try:
+            a = self.ask(f"grow {vm} {chunks}")
+        except PoolError:
+            with contextlib.suppress(PoolError):
+                self.ask(f"release {vm}")
+            raise
+        dpa = int(a["dpa"], 0)
+        return TierRun(vm, owner, int(a["first"]), int(a["count"]), dpa, int(a["bytes"]), dpa - self.host.dpa_base())
+
+    def release(self, vm: str) -> dict[str, str]:
+        """Release every chunk of `vm` and wait for the device's scrub of each (SCRUB_DONE)."""
+        return self.ask(f"release {vm}")
+
+    def kill(self, signal: str = "KILL") -> None:
+        """Kill the pool manager (a crash) and wait until it is gone."""
+        if self.pid is None:
+            raise PoolError("the pool manager was not started")
+        self.host.run(
+            f"kill -{signal} {self.pid}; i=0; while kill -0 {self.pid} 2>/dev/null; do "
+            "i=$((i + 1)); [ $i -gt 100 ] && exit 1; sleep 0.1; done"
+        )
+        self.dead = True
+
+    def log(self) -> str:
+        return self.host.run(f"cat {POOL_LOG}", check=False).out
+
+
 @dataclass
 class VmSpec:
     name: str = "vm0"
@@ -257,6 +394,8 @@ class VmSpec:
     swap_mapper_disk: int | None = None
     # The mapper's memory manager (needs swap_mapper_disk and a kmem device node).
     memory_manager: MemoryManager | None = None
+    # A swap tier of device chunks from the host's pool manager, as virtio-pmem (devdax host).
+    swap_tier: SwapTier | None = None
     extra_args: list[str] = field(default_factory=list)
     boot_timeout: float = 300.0
     command_timeout: float = 120.0
@@ -319,6 +458,8 @@ class NestedVm:
         self.stopped = False
         self._device_gpa: int | None = None
         self.resets_at_ready: int | None = None  # CPU resets logged when the agent was ready
+        self.tier: TierRun | None = None  # the swap tier's chunks while the VM holds them
+        self.tier_released: dict[str, str] | None = None  # the pool's answer to their release
 
     # -- command line ------------------------------------------------------------
     def qemu_args(self) -> list[str]:
@@ -337,8 +478,12 @@ class NestedVm:
         # start() reports a reboot before ready, and a reboot after ready fails the test.
         args = ["-accel", s.accel, "-cpu", cpu, "-M", "q35"]
         args += ["-smp", str(s.smp)]
-        if s.device is None:
+        tier = self._tier_size()
+        if s.device is None and not tier:
             args += ["-m", f"{s.memory // MiB}M"]
+        elif s.device is None:
+            # The tier's virtio-pmem device sits in the machine's device-memory area.
+            args += ["-m", f"{s.memory // MiB}M,slots=2,maxmem={(s.memory + tier) // MiB + 2048}M"]
         else:
             # The device node is a cold-plugged DIMM on node 1, onlined movable by the VM's
             # kernel (memhp_default_state): as ordinary RAM, node 1 would hold the top of the
@@ -346,7 +491,7 @@ class NestedVm:
             # allocations, all at the device's emulated speed (an L2 boot then took minutes
             # and tripped the soft-lockup watchdog). Movable, it holds only user pages.
             d = s.device
-            args += ["-m", f"{s.memory // MiB}M,slots=2,maxmem={(s.memory + d.size) // MiB + 2048}M"]
+            args += ["-m", f"{s.memory // MiB}M,slots=2,maxmem={(s.memory + d.size + tier) // MiB + 2048}M"]
             args += ["-object", f"memory-backend-ram,id=ram0,size={s.memory // MiB}M"]
             args += ["-numa", "node,nodeid=0,memdev=ram0", "-numa", "node,nodeid=1"]
             if d.mode == "devdax":
@@ -391,6 +536,8 @@ class NestedVm:
             blk += ",swap-mapper=swap0"
         if s.disk:
             args += ["-drive", f"file={s.disk},if=none,id=disk0,format=raw", "-device", blk]
+        if s.swap_tier is not None:
+            args += self._tier_args(s.swap_tier)
         img = self.host.image.vm
         hotplug = "memhp_default_state=online_movable" if s.device is not None else ""
         # earlyprintk: a kernel that dies before its console driver starts still leaves its
@@ -401,9 +548,87 @@ class NestedVm:
             args += ["-incoming", s.incoming]
         return args + s.extra_args
 
+    def _tier_size(self) -> int:
+        if self.spec.swap_tier is None:
+            return 0
+        if self.tier is None:
+            raise ValueError(f"L2 VM {self.spec.name}: swap tier chunks not taken from the pool yet")
+        return self.tier.size
+
+    def _tier_args(self, t: SwapTier) -> list[str]:
+        run = self.tier
+        if run is None or self.host.dax is None:
+            raise ValueError("a swap tier needs chunks from the pool and the host's devdax region")
+        args = [
+            "-object",
+            f"memory-backend-file,id=tier0,mem-path={self.host.dax},share=on,align=2M,"
+            f"offset={run.offset},size={run.size // MiB}M",
+            "-device",
+            "virtio-pmem-pci,memdev=tier0,id=tierdev0",
+        ]
+        if t.disk_swap:
+            args += [
+                "-drive",
+                f"file={self.swap_disk_path},if=none,id=swapdisk,format=raw",
+                "-device",
+                "virtio-blk-pci,drive=swapdisk,serial=cxlt-swap,logical_block_size=4096,physical_block_size=4096",
+            ]
+        return args
+
+    @property
+    def swap_disk_path(self) -> str:
+        return f"{RUN_DIR}/swapdisk-{self.spec.name}.img"
+
+    def _take_tier(self) -> None:
+        t = self.spec.swap_tier
+        if t is None:
+            return
+        if self.host.dax is None:
+            raise ValueError("a swap tier needs the host's devdax region")
+        pool = self.host.pool or self.host.start_pool()
+        self.tier = pool.grow(self.spec.name, t.chunks)
+        if t.disk_swap:
+            self.host.make_disk(self.swap_disk_path, t.disk_swap)
+
+    def _swap_on(self) -> None:
+        """mkswap + swapon of the tier's /dev/pmem0 at its priority, and of the disk swap area
+        (the virtio-blk disk with serial cxlt-swap) below it."""
+        t = self.spec.swap_tier
+        if t is None or not t.swapon:
+            return
+        self.run(
+            "modprobe virtio_pmem && modprobe nd_pmem && i=0; while [ ! -b /dev/pmem0 ]; do "
+            "i=$((i + 1)); [ $i -gt 100 ] && { echo no /dev/pmem0 >&2; exit 1; }; sleep 0.1; done; "
+            f"mkswap /dev/pmem0 >/dev/null && cxlt-swapon -p {t.priority} /dev/pmem0",
+            timeout=120,
+        )
+        if t.disk_swap:
+            self.run(
+                'd=; for b in /sys/block/vd*; do [ "$(cat $b/serial 2>/dev/null)" = cxlt-swap ] && '
+                'd=/dev/${b##*/}; done; [ -n "$d" ] || { echo no cxlt-swap disk >&2; exit 1; }; '
+                f"mkswap $d >/dev/null && cxlt-swapon -p {t.disk_priority} $d && echo $d",
+                timeout=120,
+            )
+
+    def swaps(self) -> dict[str, tuple[int, int, int]]:
+        """The guest's /proc/swaps: device -> (size KiB, used KiB, priority)."""
+        out = self.run("cat /proc/swaps").out.splitlines()[1:]
+        return {f[0]: (int(f[2]), int(f[3]), int(f[4])) for f in (line.split() for line in out) if len(f) >= 5}
+
+    def _give_back_tier(self) -> None:
+        """Release the tier's chunks (after the VM's QEMU exited); `tier_released` keeps the
+        pool's answer. Nothing to do when the pool is gone (its chunks went with it)."""
+        pool = self.host.pool
+        if self.tier is None or pool is None or pool.dead or not self.host.vm.alive():
+            self.tier = None
+            return
+        self.tier = None
+        self.tier_released = pool.release(self.spec.name)
+
     # -- life cycle --------------------------------------------------------------
     def start(self) -> NestedVm:
         self.workdir.mkdir(parents=True, exist_ok=True)
+        self._take_tier()
         _drain(self.agent_sock)
         _drain(self.qmp_sock)
         argv = shlex.join(["cxlt-vm", "start", self.spec.name, str(self.slot), "--", *self.qemu_args()])
@@ -420,6 +645,8 @@ class NestedVm:
             self.save_logs()
             raise GuestError(f"L2 VM {self.spec.name} did not become ready: {exc}\n{self.diagnostics()}") from exc
         self.boot_seconds = time.monotonic() - t0
+        if self.spec.incoming is None:
+            self._swap_on()
         # A migration target's start-up may still be logging its resets: count those as its own.
         self.resets_at_ready = (
             self.cpu_resets() if self.spec.incoming is None else START_RESETS_PER_VCPU * self.spec.smp
@@ -630,8 +857,15 @@ class NestedVm:
             self.host.run(f"cxlt-vm stop {self.spec.name}", check=False, timeout=60)
         self.stopped = True
         self.host.release(self)
+        released: PoolError | None = None
+        try:
+            self._give_back_tier()
+        except PoolError as exc:
+            released = exc
         if rebooted is not None:
             raise VmReset(rebooted, report or [])
+        if released is not None:
+            raise released
 
 
 class HostWedged(GuestError):
@@ -654,6 +888,7 @@ class Host:
         self.dax: str | None = None
         self.node: int | None = None
         self.vms: dict[int, NestedVm] = {}
+        self.pool: Pool | None = None  # the swap tier's pool manager (start_pool)
         self.stuck: str | None = None  # a CPU reported stuck (the host was then stopped)
         self.wedged: str | None = None  # ... and lost to the platform (HostWedged)
         self.watch = LockupWatch(vm.console_log, self._lost).start()
@@ -777,6 +1012,30 @@ class Host:
 
     def page_shift(self) -> int:
         return int(self.run("cat /sys/class/cxltrack/cxltrack0/page_shift").out)
+
+    def chunk_bytes(self) -> int:
+        return 1 << int(self.run("cat /sys/class/cxltrack/cxltrack0/chunk_shift").out)
+
+    def start_pool(self, offset: int = 0, size: int | None = None) -> Pool:
+        """Start the swap tier's pool manager over the chunks that lie whole in bytes
+        [offset, offset + size) of /dev/dax0.0 (default: all of it). A VM with a swap tier
+        starts one with the defaults if none runs."""
+        if self.dax is None:
+            raise ValueError("the pool needs the host's devdax region")
+        if self.pool is not None and not self.pool.dead:
+            raise ValueError("a pool manager runs already")
+        dax_size = int(self.run("cat /sys/bus/dax/devices/dax0.0/size").out)
+        size = dax_size - offset if size is None else size
+        if offset < 0 or size <= 0 or offset + size > dax_size:
+            raise ValueError(f"pool range {offset}+{size} outside /dev/dax0.0 ({dax_size} bytes)")
+        cb = self.chunk_bytes()
+        start = self.dpa_base() + offset
+        first = -(-start // cb)
+        end = (start + size) // cb
+        if end <= first:
+            raise ValueError(f"pool range {offset}+{size} holds no whole chunk of {cb} bytes")
+        self.pool = Pool(self, first, end - first).start()
+        return self.pool
 
     def make_disk(self, path: str, size: int, pattern: bool = False) -> str:
         """A raw disk image of `size` bytes in the host (tmpfs). With `pattern`, each 4 KiB block

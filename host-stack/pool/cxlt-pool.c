@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * cxlt-pool: the swap tier's pool manager (docs/swap-design.md section 5).
+ * One process for all VMs of a host: it gives each VM an owner id and
+ * contiguous runs of the device's chunks (CHUNK_LIST(0), CHUNK_ASSIGN), and
+ * takes them back when the VM is gone (CHUNK_RELEASE, then SCRUB_DONE of
+ * every chunk before any of them is handed out again).
+ *
+ *   cxlt-pool serve SOCKET FIRST COUNT [-d /dev/cxltrackN]
+ *       serve the chunks FIRST..FIRST+COUNT-1 on the Unix socket SOCKET
+ *   cxlt-pool SOCKET REQUEST...
+ *       send one request, print the answer; exit 0 on "ok", 1 on "error"
+ *
+ * Requests, one line each; the answer is one line, "ok ..." or "error WHY":
+ *   ping                  ok pool first=F count=C chunk_bytes=B free=N vms=V
+ *   open VM               ok vm=VM owner=O         (an owner id no chunk has)
+ *   grow VM N             ok vm=VM owner=O first=C count=N dpa=0xD bytes=S
+ *                         (a contiguous run of N free chunks, assigned to O)
+ *   list VM               ok vm=VM owner=O chunks=N runs=C+N,...
+ *   release VM            ok vm=VM owner=O released=N scrub_ms=T
+ *                         (released, scrubbed by the device, VM forgotten)
+ *
+ * The tracker stays open for the process's life and every chunk is bound to
+ * that file (not detached): when the pool dies, even by SIGKILL, the driver
+ * releases its chunks and the device scrubs them, so no chunk is left owned
+ * by nobody and no VM's data reaches another. A VM still running then loses
+ * its tier: its QEMU must be stopped before the pool.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libcxltrack.h"
+#include "cxltrack_regs.h"
+
+#define MAX_VMS 64
+#define NAME_MAX_LEN 32
+#define LINE_MAX_LEN 256
+/* A released chunk of the QEMU model scrubs in well under a second; hardware faster. */
+#define SCRUB_WAIT_MS 60000
+#define CLIENT_WAIT_S 180
+
+struct vm {
+	char name[NAME_MAX_LEN + 1];
+	unsigned int owner;	/* 0: slot unused */
+};
+
+struct pool {
+	struct cxltrack *t;
+	unsigned int first, count;	/* the chunks this pool hands out */
+	uint64_t chunk_bytes;
+	struct vm vms[MAX_VMS];
+	int *holder;		/* per chunk of the range: index into vms, or -1 */
+	uint8_t *scrubbing;	/* per chunk of the range: released, SCRUB_DONE not seen */
+	uint8_t *bitmap;	/* CHUNK_LIST buffer over the whole device */
+	size_t bitmap_len;
+};
+
+static int reply(char *out, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int reply(char *out, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(out, len, fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *v)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	*v = strtoul(s, &end, 0);
+	return errno || *end || *v > max ? -1 : 0;
+}
+
+static int good_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > NAME_MAX_LEN)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!(s[i] >= 'a' && s[i] <= 'z') && !(s[i] >= 'A' && s[i] <= 'Z') &&
+		    !(s[i] >= '0' && s[i] <= '9') && !strchr("._-", s[i]))
+			return 0;
+	return 1;
+}
+
+static struct vm *find_vm(struct pool *p, const char *name)
+{
+	for (int i = 0; i < MAX_VMS; i++)
+		if (p->vms[i].owner && !strcmp(p->vms[i].name, name))
+			return &p->vms[i];
+	return NULL;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Take the SCRUB_DONE events that arrived; wait up to timeout_ms for more. */
+static int take_events(struct pool *p, int timeout_ms)
+{
+	struct cxlt_event ev[32];
+	int n = cxltrack_events(p->t, ev, 32, timeout_ms);
+
+	for (int i = 0; i < n; i++) {
+		unsigned int c = ev[i].index;
+
+		if (ev[i].type == CXLT_EV_SCRUB_DONE && c >= p->first && c < p->first + p->count)
+			p->scrubbing[c - p->first] = 0;
+	}
+	return n;
+}
+
+/* Release the n chunks which[] (indices into the range) of owner and wait for their scrub. */
+static int release_run(struct pool *p, unsigned int owner, const int *which, unsigned int n,
+		       unsigned int *released, double *ms, char *out, size_t len)
+{
+	double t0 = now_ms();
+	unsigned int left;
+	int ret, err = 0;
+
+	*released = 0;
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned int c = (unsigned int)which[i];
+
+		ret = cxltrack_chunk_release(p->t, p->first + c, owner);
+		if (ret) {
+			/* Still bound to this file: released when the pool exits. */
+			reply(out, len, "error chunk %u: release: %s", p->first + c,
+			      cxltrack_strerror(ret));
+			err = -1;
+			continue;
+		}
+		p->holder[c] = -1;
+		p->scrubbing[c] = 1;
+		(*released)++;
+	}
+	for (;;) {
+		left = 0;
+		for (unsigned int i = 0; i < n; i++)
+			left += p->scrubbing[which[i]];
+		if (!left || now_ms() - t0 > SCRUB_WAIT_MS)
+			break;
+		ret = take_events(p, 100);
+		if (ret < 0) {
+			reply(out, len, "error waiting for SCRUB_DONE: %s", cxltrack_strerror(ret));
+			return -1;
+		}
+	}
+	*ms = now_ms() - t0;
+	if (left) {
+		/* They stay out of the pool until their SCRUB_DONE arrives. */
+		reply(out, len, "error %u chunks released but no SCRUB_DONE after %d ms", left,
+		      SCRUB_WAIT_MS);
+		return -1;
+	}
+	return err;
+}
+
+static unsigned int free_owner(struct pool *p)
+{
+	unsigned int num = p->t->info.num_chunks;
+	uint8_t *used = calloc(CXLT_MAX_OWNER + 1, 1);
+	unsigned int o;
+
+	if (!used)
+		return 0;
+	for (unsigned int c = 0; c < num; c++) {
+		unsigned int state, owner;
+
+		if (!cxltrack_chunk_query(p->t, c, &state, &owner) && state != CXLT_CHUNK_STATE_FREE &&
+		    owner <= CXLT_MAX_OWNER)
+			used[owner] = 1;
+	}
+	for (int i = 0; i < MAX_VMS; i++)
+		used[p->vms[i].owner] = 1;
+	for (o = 1; o <= CXLT_MAX_OWNER && used[o]; o++)
+		;
+	free(used);
+	return o <= CXLT_MAX_OWNER ? o : 0;
+}
+
+static int do_open(struct pool *p, const char *name, char *out, size_t len)
+{
+	struct vm *slot = NULL;
+	unsigned int owner;
+
+	if (!good_name(name))
+		return reply(out, len, "error bad VM name '%s' (1..%d of A-Z a-z 0-9 . _ -)", name,
+			     NAME_MAX_LEN);
+	if (find_vm(p, name))
+		return reply(out, len, "error vm %s is already open", name);
+	for (int i = 0; i < MAX_VMS && !slot; i++)
+		if (!p->vms[i].owner)
+			slot = &p->vms[i];
+	if (!slot)
+		return reply(out, len, "error %d VMs open, no room for more", MAX_VMS);
+	owner = free_owner(p);
+	if (!owner)
+		return reply(out, len, "error no free owner id");
+	snprintf(slot->name, sizeof(slot->name), "%s", name);
+	slot->owner = owner;
+	return reply(out, len, "ok vm=%s owner=%u", name, owner);
+}
+
+static int do_grow(struct pool *p, struct vm *vm, unsigned int n, char *out, size_t len)
+{
+	unsigned int run = 0, best = 0, start = 0;
+	uint64_t count;
+	int ret;
+
+	take_events(p, 0);
+	ret = cxltrack_chunk_list(p->t, 0, p->bitmap, p->bitmap_len, &count);
+	if (ret)
+		return reply(out, len, "error chunk list: %s", cxltrack_strerror(ret));
+	/* First fit: the lowest run of n chunks FREE on the device and not awaiting a scrub. */
+	for (unsigned int i = 0; i < p->count; i++) {
+		unsigned int c = p->first + i;
+		int usable = (p->bitmap[c / 8] >> (c % 8) & 1) && !p->scrubbing[i] &&
+			     p->holder[i] < 0;
+
+		run = usable ? run + 1 : 0;
+		if (run > best)
+			best = run;
+		if (run == n) {
+			start = i + 1 - n;
+			break;
+		}
+	}
+	if (run != n)
+		return reply(out, len, "error no run of %u free chunks (longest %u of %u)", n, best,
+			     p->count);
+	for (unsigned int i = start; i < start + n; i++) {
+		ret = cxltrack_chunk_assign(p->t, p->first + i, vm->owner);
+		if (ret) {
+			int which[64];
+			unsigned int k = 0, released;
+			double ms;
+			char tmp[LINE_MAX_LEN];
+
+			/* Give back what this request took (one run at most 64 chunks). */
+			for (unsigned int j = start; j < i; j++)
+				which[k++] = (int)j;
+			release_run(p, vm->owner, which, k, &released, &ms, tmp, sizeof(tmp));
+			return reply(out, len, "error chunk %u: assign to owner %u: %s", p->first + i,
+				     vm->owner, cxltrack_strerror(ret));
+		}
+		p->holder[i] = (int)(vm - p->vms);
+	}
+	return reply(out, len, "ok vm=%s owner=%u first=%u count=%u dpa=0x%" PRIx64 " bytes=%" PRIu64,
+		     vm->name, vm->owner, p->first + start, n,
+		     (uint64_t)(p->first + start) * p->chunk_bytes, (uint64_t)n * p->chunk_bytes);
+}
+
+static int do_list(struct pool *p, struct vm *vm, char *out, size_t len)
+{
+	int idx = (int)(vm - p->vms);
+	unsigned int total = 0;
+	size_t off;
+
+	off = (size_t)snprintf(out, len, "ok vm=%s owner=%u", vm->name, vm->owner);
+	for (unsigned int i = 0; i < p->count; i++)
+		total += p->holder[i] == idx;
+	off += (size_t)snprintf(out + off, len - off, " chunks=%u runs=", total);
+	for (unsigned int i = 0; i < p->count && off < len; i++) {
+		unsigned int n = 0;
+
+		if (p->holder[i] != idx || (i && p->holder[i - 1] == idx))
+			continue;
+		while (i + n < p->count && p->holder[i + n] == idx)
+			n++;
+		off += (size_t)snprintf(out + off, len - off, "%s%u+%u",
+					out[off - 1] == '=' ? "" : ",", p->first + i, n);
+	}
+	return 0;
+}
+
+static int do_release(struct pool *p, struct vm *vm, char *out, size_t len)
+{
+	int idx = (int)(vm - p->vms);
+	unsigned int n = 0, released;
+	int *which = calloc(p->count, sizeof(*which));
+	double ms = 0;
+
+	if (!which)
+		return reply(out, len, "error out of memory");
+	for (unsigned int i = 0; i < p->count; i++)
+		if (p->holder[i] == idx)
+			which[n++] = (int)i;
+	if (!release_run(p, vm->owner, which, n, &released, &ms, out, len)) {
+		reply(out, len, "ok vm=%s owner=%u released=%u scrub_ms=%.0f", vm->name, vm->owner,
+		      released, ms);
+		vm->owner = 0;
+	}
+	free(which);
+	return 0;
+}
+
+static void handle(struct pool *p, char *line, char *out, size_t len)
+{
+	char *argv[4];
+	int argc = 0;
+	struct vm *vm = NULL;
+	unsigned long n;
+	char *save = NULL;
+
+	for (char *w = strtok_r(line, " \t\r\n", &save); w; w = strtok_r(NULL, " \t\r\n", &save)) {
+		if (argc == 4) {
+			reply(out, len, "error too many words");
+			return;
+		}
+		argv[argc++] = w;
+	}
+	if (!argc) {
+		reply(out, len, "error empty request (ping, open, grow, list, release)");
+		return;
+	}
+	if (!strcmp(argv[0], "ping") && argc == 1) {
+		uint64_t free_count = 0;
+		unsigned int vms = 0;
+
+		take_events(p, 0);
+		if (!cxltrack_chunk_list(p->t, 0, p->bitmap, p->bitmap_len, &free_count)) {
+			free_count = 0;
+			for (unsigned int c = p->first; c < p->first + p->count; c++)
+				free_count += (p->bitmap[c / 8] >> (c % 8) & 1) &&
+					      !p->scrubbing[c - p->first];
+		}
+		for (int i = 0; i < MAX_VMS; i++)
+			vms += p->vms[i].owner != 0;
+		reply(out, len, "ok pool first=%u count=%u chunk_bytes=%" PRIu64 " free=%" PRIu64
+		      " vms=%u", p->first, p->count, p->chunk_bytes, free_count, vms);
+		return;
+	}
+	if (!strcmp(argv[0], "open") && argc == 2) {
+		do_open(p, argv[1], out, len);
+		return;
+	}
+	if ((!strcmp(argv[0], "grow") && argc == 3) ||
+	    ((!strcmp(argv[0], "list") || !strcmp(argv[0], "release")) && argc == 2)) {
+		vm = find_vm(p, argv[1]);
+		if (!vm) {
+			reply(out, len, "error no vm %s (open it first)", argv[1]);
+			return;
+		}
+		if (argv[0][0] == 'l')
+			do_list(p, vm, out, len);
+		else if (argv[0][0] == 'r')
+			do_release(p, vm, out, len);
+		else if (parse_uint(argv[2], 64, &n) || !n)
+			reply(out, len, "error grow: bad chunk count '%s' (1..64)", argv[2]);
+		else
+			do_grow(p, vm, (unsigned int)n, out, len);
+		return;
+	}
+	reply(out, len, "error bad request '%s' (ping | open VM | grow VM N | list VM | release VM)",
+	      argv[0]);
+}
+
+static int listen_on(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		fprintf(stderr, "cxlt-pool: socket path too long: %s\n", path);
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || (unlink(path) && errno != ENOENT) ||
+	    bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 16)) {
+		fprintf(stderr, "cxlt-pool: listen on %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return fd;
+}
+
+static int serve(int argc, char **argv)
+{
+	const char *dev = NULL;
+	unsigned long first, count;
+	struct pool p = { 0 };
+	int lfd, ret;
+
+	if (argc == 6 && !strcmp(argv[4], "-d"))
+		dev = argv[5];
+	else if (argc != 4)
+		goto usage;
+	if (parse_uint(argv[2], 1UL << 30, &first) || parse_uint(argv[3], 1UL << 30, &count) ||
+	    !count)
+		goto usage;
+	ret = cxltrack_open(dev, &p.t);
+	if (ret) {
+		fprintf(stderr, "cxlt-pool: open %s: %s\n", dev ? dev : "/dev/cxltrack0",
+			cxltrack_strerror(ret));
+		return 1;
+	}
+	if (first + count > p.t->info.num_chunks) {
+		fprintf(stderr, "cxlt-pool: chunks %lu+%lu beyond the device's %u\n", first, count,
+			p.t->info.num_chunks);
+		return 2;
+	}
+	p.first = (unsigned int)first;
+	p.count = (unsigned int)count;
+	p.chunk_bytes = 1ULL << p.t->info.chunk_shift;
+	p.bitmap_len = (p.t->info.num_chunks + 7) / 8;
+	p.bitmap = calloc(1, p.bitmap_len);
+	p.holder = malloc(count * sizeof(*p.holder));
+	p.scrubbing = calloc(count, 1);
+	if (!p.bitmap || !p.holder || !p.scrubbing) {
+		fprintf(stderr, "cxlt-pool: out of memory\n");
+		return 1;
+	}
+	for (unsigned long i = 0; i < count; i++)
+		p.holder[i] = -1;
+	signal(SIGPIPE, SIG_IGN);
+	lfd = listen_on(argv[1]);
+	if (lfd < 0)
+		return 1;
+	printf("cxlt-pool: serving chunks %lu+%lu of %s (%" PRIu64 " bytes each) on %s, pid %d\n",
+	       first, count, p.t->path, p.chunk_bytes, argv[1], (int)getpid());
+	fflush(stdout);
+	for (;;) {
+		struct timeval tv = { 5, 0 };
+		char line[LINE_MAX_LEN + 1], logged[LINE_MAX_LEN + 1], out[1024];
+		ssize_t got = 0, r;
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "cxlt-pool: accept: %s\n", strerror(errno));
+			return 1;
+		}
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		while (got < LINE_MAX_LEN && !memchr(line, '\n', (size_t)got)) {
+			r = read(fd, line + got, (size_t)(LINE_MAX_LEN - got));
+			if (r <= 0)
+				break;
+			got += r;
+		}
+		line[got] = 0;
+		if (!memchr(line, '\n', (size_t)got))
+			reply(out, sizeof(out), got >= LINE_MAX_LEN ? "error request longer than %d bytes"
+				      : "error no complete request line (%d bytes at most)", LINE_MAX_LEN);
+		memcpy(logged, line, (size_t)got + 1);
+		logged[strcspn(logged, "\r\n")] = 0;
+		if (memchr(line, '\n', (size_t)got))
+			handle(&p, line, out, sizeof(out));
+		fprintf(stderr, "cxlt-pool: %s -> %s\n", logged, out);
+		dprintf(fd, "%s\n", out);
+		close(fd);
+	}
+usage:
+	fprintf(stderr, "usage: cxlt-pool serve SOCKET FIRST COUNT [-d /dev/cxltrackN]\n");
+	return 2;
+}
+
+static int ask(int argc, char **argv)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct timeval tv = { CLIENT_WAIT_S, 0 };
+	char req[LINE_MAX_LEN + 2], ans[2048];
+	size_t off = 0;
+	ssize_t got = 0, r;
+	int fd;
+
+	if (strlen(argv[1]) >= sizeof(a.sun_path)) {
+		fprintf(stderr, "cxlt-pool: socket path too long: %s\n", argv[1]);
+		return 2;
+	}
+	strcpy(a.sun_path, argv[1]);
+	for (int i = 2; i < argc; i++) {
+		size_t n = strlen(argv[i]);
+
+		if (off + n + 2 > sizeof(req)) {
+			fprintf(stderr, "cxlt-pool: request longer than %d bytes\n", LINE_MAX_LEN);
+			return 2;
+		}
+		memcpy(req + off, argv[i], n);
+		off += n;
+		req[off++] = i + 1 < argc ? ' ' : '\n';
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		fprintf(stderr, "cxlt-pool: connect %s: %s\n", argv[1], strerror(errno));
+		return 2;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (write(fd, req, off) != (ssize_t)off) {
+		fprintf(stderr, "cxlt-pool: send: %s\n", strerror(errno));
+		return 2;
+	}
+	while ((r = read(fd, ans + got, sizeof(ans) - 1 - (size_t)got)) > 0)
+		got += r;
+	ans[got] = 0;
+	if (r < 0 || !got) {
+		fprintf(stderr, "cxlt-pool: no answer from %s%s%s\n", argv[1], r < 0 ? ": " : "",
+			r < 0 ? strerror(errno) : "");
+		return 2;
+	}
+	fputs(ans, stdout);
+	return !strncmp(ans, "ok", 2) ? 0 : !strncmp(ans, "error", 5) ? 1 : 2;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "serve"))
+		return serve(argc - 1, argv + 1);
+	if (argc >= 3 && argv[1][0] != '-')
+		return ask(argc, argv);
+	fprintf(stderr, "usage: cxlt-pool serve SOCKET FIRST COUNT [-d /dev/cxltrackN]\n"
+			"       cxlt-pool SOCKET ping | open VM | grow VM N | list VM | release VM\n");
+	return 2;
+}
