@@ -195,6 +195,8 @@ static int32_t run(const char *cmd, uint32_t timeout_ms, uint32_t *timed_out)
 		return -1;
 	if (pid == 0) {
 		sigprocmask(SIG_UNBLOCK, &chld, NULL);
+		/* An ignored signal stays ignored across exec: give commands SIGPIPE back. */
+		signal(SIGPIPE, SIG_DFL);
 		setsid();
 		int in = open(in_path, O_RDONLY);
 		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);

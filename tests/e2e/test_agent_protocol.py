@@ -118,6 +118,15 @@ def test_binary_stdin_and_large_output(channel: AgentChannel) -> None:
     assert len(channel.run("head -c 2000000 /dev/zero", timeout=20).stdout) == 2_000_000
 
 
+def test_commands_get_the_default_sigpipe(channel: AgentChannel) -> None:
+    """The agent ignores SIGPIPE itself; its commands must not inherit that (an ignored signal
+    stays ignored across exec), or a writer into a pipe whose reader quit loops on EPIPE and
+    the command hangs (busybox's `yes | dd count=1` did)."""
+    status = channel.run("grep SigIgn /proc/self/status", timeout=10).stdout.split()
+    assert status[0] == b"SigIgn:", status
+    assert not int(status[1], 16) & 1 << (signal.SIGPIPE - 1), status
+
+
 def test_timeout_kills_process_group_and_channel_survives(channel: AgentChannel) -> None:
     res = channel.run("echo before; sleep 20 & sleep 20; echo never", timeout=0.5)
     assert res.timed_out and res.stdout == b"before\n"
