@@ -965,7 +965,11 @@ class Host:
                 self.node = int(node[0])
         if kvm:
             self.run(f"modprobe kvm_amd {kvm_args} && test -c /dev/kvm")
-        self.run("mkdir -p /sys/fs/cgroup && (mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup)")
+        # (busybox has no mountpoint)
+        self.run(
+            "mkdir -p /sys/fs/cgroup && "
+            "{ grep -q ' /sys/fs/cgroup cgroup2 ' /proc/mounts || mount -t cgroup2 none /sys/fs/cgroup; }"
+        )
         self.run(f"mkdir -p {RUN_DIR}")
         return self
 
