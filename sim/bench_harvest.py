@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,13 +27,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "host-stack" / "
 
 from cocotb_tools.runner import get_runner
 
-from bench_rtl import build_vperf
+import bench_rtl
+from bench_rtl import CYCLES_RAW, build_vperf
 from cxltrack import regs
 from cxltrack.regs import Op
 from rtlsim import build_dir, harvest, run
 
 MHZ = 400
-CYCLES_RAW = int(os.environ.get("CXLTRACK_BENCH_RAW_CYCLES", "300000"))
 
 
 def build64() -> Path:
@@ -58,15 +57,12 @@ def build64() -> Path:
 
 
 def raw(exe: Path, track: int) -> dict[str, float]:
+    """vperf with HARVEST_DIRTY|CLEAR of every page of the small configuration back to back."""
     op = regs.REGISTERS["CMD_OP"]
     value = op.field("OP").put(Op.HARVEST_DIRTY) | op.field("CLEAR").put(1)
     pages = 256  # the small configuration: every page
-    args = [regs.CMD_ARG0_LO, regs.CMD_ARG1_LO, regs.REGISTERS["CMD_OP"].offset, regs.REGISTERS["CMD_STATUS"].offset]
-    cmd = [str(exe), str(CYCLES_RAW), str(track), "1", *map(hex, args), hex(value), str(pages)]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
-    line = out.stdout.strip().splitlines()[-1]
-    print(f"  vperf: {line}")
-    return {k: float(v) for k, v in (kv.split("=") for kv in line.split())}
+    args = [regs.CMD_ARG0_LO, regs.CMD_ARG1_LO, op.offset, regs.REGISTERS["CMD_STATUS"].offset]
+    return bench_rtl.raw(exe, track, *map(hex, args), hex(value), str(pages))
 
 
 def main() -> int:

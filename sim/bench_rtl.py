@@ -53,8 +53,11 @@ def build_vperf() -> Path:
     return exe
 
 
-def raw(exe: Path, track: int) -> dict[str, float]:
-    out = subprocess.run([str(exe), str(CYCLES_RAW), str(track), "1"], check=True, capture_output=True, text=True)
+def raw(exe: Path, track: int, *mode: str) -> dict[str, float]:
+    """One vperf run of CYCLES_RAW cycles, tracking on or off (mode: vperf's further arguments,
+    e.g. the harvest mode of bench_harvest.py); its key=value figures."""
+    cmd = [str(exe), str(CYCLES_RAW), str(track), "1", *mode]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
     line = out.stdout.strip().splitlines()[-1]
     print(f"  vperf: {line}")
     return {k: float(v) for k, v in (kv.split("=") for kv in line.split())}
