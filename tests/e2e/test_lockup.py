@@ -100,6 +100,9 @@ def test_a_test_whose_host_wedged_runs_again_and_others_do_not(pytester: pytest.
             class vm:
                 class cfg:
                     workdir = Path("host0")
+                @staticmethod
+                def console_text():
+                    return "[    2.1] cxltrack 0000:0d:00.1: cxltrack0: v1.0\\n"
             def wedge_report(self):
                 return "CPU#1 stuck for 961 s in khugepaged:41" if len(RUNS) == 1 else None
 
@@ -188,3 +191,49 @@ def test_a_test_whose_vm_triple_faulted_runs_again_and_one_whose_kernel_spoke_do
         "(the platform: nested SVM on TCG)"
     ) in text
     assert "run again (the platform lost the machine): test_inner.py::test_reset_after_an_oops" not in text
+
+
+def test_a_failure_after_the_hosts_kernel_spoke_leads_with_its_report(pytester: pytest.Pytester) -> None:
+    """A test that fails while its host's console holds a kernel report (the host panicked, so
+    its agent went away: the test's error only says the channel closed) fails as
+    HostKernelReport with the report's first lines, its own error chained, and is not run
+    again."""
+    pytester.makeconftest('pytest_plugins = ["cxltrack.harness.pytest_plugin"]\n')
+    pytester.makepyfile(
+        test_inner=textwrap.dedent("""
+        import pytest
+        from pathlib import Path
+        from cxltrack.harness.agent import GuestError
+        from cxltrack.harness.pytest_plugin import HOSTS_KEY
+
+        class Panicked:
+            class vm:
+                class cfg:
+                    workdir = Path("host0")
+                @staticmethod
+                def console_text():
+                    return (
+                        "[   28.4] kvm: kvm [2386]: vcpu0, guest rIP: 0xffffffffa2c9d458 Unhandled WRMSR\\n"
+                        "[   76.5] Kernel panic - not syncing: corrupted stack end detected inside scheduler\\n"
+                        "[   76.6] CPU: 0 UID: 0 PID: 2394 Comm: ld-linux-x86-64\\n"
+                    )
+            vms = {}
+            def wedge_report(self):
+                return None
+
+        @pytest.fixture
+        def host(request):
+            request.node.stash[HOSTS_KEY] = [Panicked()]
+
+        def test_agent_gone(host):
+            raise GuestError("guest command 'cxlt-racewrite': agent channel closed")
+    """)
+    )
+    result = _run_with_reruns(pytester)
+    assert result.parseoutcomes() == {"failed": 1}, result.stdout.str()
+    text = result.stdout.str()
+    assert (
+        "HostKernelReport: host0 kernel: [   76.5] Kernel panic - not syncing: corrupted stack end "
+        "detected inside scheduler | [   76.6] CPU: 0 UID: 0 PID: 2394 Comm: ld-linux-x86-64"
+    ) in text, text
+    assert "agent channel closed" in text

@@ -875,6 +875,12 @@ class HostWedged(GuestError):
     test. The nested suite runs such a test once more on a fresh host (mk/common.mk)."""
 
 
+class HostKernelReport(GuestError):
+    """A test failed and its host's (L1's) kernel had reported a warning, oops or panic on its
+    console: the first report leads the failure, the test's own error is chained to it. Not
+    repeated: what a host kernel says is the code under test's until shown otherwise."""
+
+
 class Host:
     """The L1 host: a Vm booted from the host image, with the tracker, its region and KVM.
     While it runs, a LockupWatch reads its console: when its kernel reports a CPU stuck for
@@ -1093,7 +1099,10 @@ def boot_host(
     kvm: bool = True,
     memory: str = "3G",
 ) -> Host:
-    vm = Vm(Host.config(qemu, image, topology, workdir, memory=memory))
+    # CXLTRACK_HOST_APPEND: extra kernel arguments for every host, for debugging (e.g.
+    # page_poison=1: the host's kernel checks every freed page for writes when it is reused).
+    append = os.environ.get("CXLTRACK_HOST_APPEND", "")
+    vm = Vm(Host.config(qemu, image, topology, workdir, append=append, memory=memory))
     vm.start()
     host = Host(vm, image, region)
     try:
