@@ -82,10 +82,11 @@ def memory_cgroup(vm: NestedVm, limit: int) -> None:
 
 def start_memtest(vm: NestedVm, fill: int, seed: int, pause: int | str, out: str) -> None:
     """`cxl-memtest node 0 FILL SEED PAUSE` in the cgroup, in the background, its output in
-    `out` and its pid in `out`.pid. PAUSE: seconds, or a go file's path to wait for."""
+    `out` and the pid of its shell in `out`.pid; the shell adds the tool's exit status (a
+    workload killed by a signal says so). PAUSE: seconds, or a go file's path to wait for."""
     vm.run(
-        f"sh -c 'echo $$ > {CGROUP}/cgroup.procs; exec cxl-memtest node 0 {fill} {seed} {pause}' "
-        f">{out} 2>&1 & echo $! > {out}.pid"
+        f"sh -c 'echo $$ > {CGROUP}/cgroup.procs; cxl-memtest node 0 {fill} {seed} {pause}; "
+        f'echo "cxl-memtest exit $?"\' >{out} 2>&1 & echo $! > {out}.pid'
     )
 
 
