@@ -36,3 +36,8 @@ lint-nested: ## ruff + mypy over tests/nested
 experiments-vswapper: guest-host ## VSwapper's problems, baseline vs device; last line silent_writes_base=... wrong_pages=<n>
 	@q="$(QEMU_BIN)"; test -x "$$q" || { echo "experiments-vswapper: no QEMU binary (got '$$q')"; exit 1; }; \
 	CXLTRACK_QEMU="$$q" CXLTRACK_HOST_IMAGE=$(HOST_IMAGE) $(PY) -m cxltrack.experiments.vswapper $(EXPERIMENTS_VSWAPPER_ARGS)
+
+.PHONY: experiments-memflex
+experiments-memflex: guest-host ## MemFlex's shared swap tier (issue 15); last line swapin_tier_vs_disk=... isolation_violations=<n> vms=<n>
+	@q="$(QEMU_BIN)"; test -x "$$q" || { echo "experiments-memflex: no QEMU binary (got '$$q')"; exit 1; }; \
+	CXLTRACK_QEMU="$$q" CXLTRACK_HOST_IMAGE=$(HOST_IMAGE) $(PY) -m cxltrack.experiments.memflex $(EXPERIMENTS_MEMFLEX_ARGS)

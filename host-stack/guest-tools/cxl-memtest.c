@@ -3,15 +3,18 @@
  * cxl-memtest: write a pattern into CXL memory and read it back.
  *
  *   cxl-memtest dax  DEV  SIZE [SEED] [write|verify|both]   via mmap of a devdax device
- *   cxl-memtest node NODE SIZE [SEED] [PAUSE]                anonymous memory bound to a NUMA node
+ *   cxl-memtest node NODE SIZE [SEED] [PAUSE|/GOFILE]        anonymous memory bound to a NUMA node
  *
  * SIZE accepts K/M/G suffixes; for devdax it must be a multiple of the device's
  * alignment (2 MiB is safe). "dax ... write" and "dax ... verify" in separate
  * processes prove the data lives in the device, not in the process. For a node,
  * every page is checked with get_mempolicy(MPOL_F_NODE|MPOL_F_ADDR) to really
  * be on NODE. PAUSE: seconds to wait between writing and verifying (a host's memory
- * manager evicts the pages meanwhile). Prints one "ok ..." line with the throughput,
- * exits 1 on mismatch.
+ * manager evicts the pages meanwhile); a path instead (starting with '/'): wait until that
+ * file exists (the swap tier's recovery measurement, cxltrack.harness.swaptier: the harness
+ * gives the memory back, then says go). Prints one "ok ..." line with the throughput and
+ * verified_at= (CLOCK_BOOTTIME seconds, the clock of /proc/uptime, when every word was
+ * checked), exits 1 on mismatch with a line "N of M words differ in P pages".
  * Uses raw syscalls so it needs no libnuma.
  */
 #define _GNU_SOURCE
@@ -65,12 +68,23 @@ static void fill(volatile uint64_t *p, uint64_t words, uint64_t seed)
 		p[i] = pattern(seed, i);
 }
 
+static double boottime(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static int check(volatile uint64_t *p, uint64_t words, uint64_t seed)
 {
-	uint64_t bad = 0;
+	uint64_t bad = 0, bad_pages = 0, last_page = UINT64_MAX;
 	for (uint64_t i = 0; i < words; i++) {
 		uint64_t want = pattern(seed, i), got = p[i];
 		if (got != want) {
+			if (i / 512 != last_page) {
+				last_page = i / 512;
+				bad_pages++;
+			}
 			if (bad < 5)
 				fprintf(stderr, "mismatch at byte 0x%llx: got 0x%016llx want 0x%016llx\n",
 					(unsigned long long)(i * 8), (unsigned long long)got,
@@ -79,8 +93,8 @@ static int check(volatile uint64_t *p, uint64_t words, uint64_t seed)
 		}
 	}
 	if (bad)
-		fprintf(stderr, "%llu of %llu words differ\n", (unsigned long long)bad,
-			(unsigned long long)words);
+		fprintf(stderr, "%llu of %llu words differ in %llu pages\n", (unsigned long long)bad,
+			(unsigned long long)words, (unsigned long long)bad_pages);
 	return bad ? 1 : 0;
 }
 
@@ -123,7 +137,7 @@ static int do_dax(const char *dev, uint64_t size, uint64_t seed, const char *wha
 	return rc;
 }
 
-static int do_node(int node, uint64_t size, uint64_t seed, unsigned int pause)
+static int do_node(int node, uint64_t size, uint64_t seed, const char *pause)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -139,8 +153,13 @@ static int do_node(int node, uint64_t size, uint64_t seed, unsigned int pause)
 	fill(m, size / 8, seed);
 	double tw = now() - t0;
 	uint64_t off_node = 0;
-	if (pause)
-		sleep(pause);
+	if (pause && pause[0] == '/') {
+		const struct timespec tick = { 0, 10 * 1000 * 1000 };
+		while (access(pause, F_OK))
+			nanosleep(&tick, NULL);
+	} else if (pause && atoi(pause) > 0) {
+		sleep((unsigned int)atoi(pause));
+	}
 	for (uint64_t off = 0; off < size; off += (uint64_t)page) {
 		int where = -1;
 		if (syscall(SYS_get_mempolicy, &where, NULL, 0, (char *)m + off, MPOL_F_NODE | MPOL_F_ADDR)) {
@@ -156,17 +175,18 @@ static int do_node(int node, uint64_t size, uint64_t seed, unsigned int pause)
 	}
 	double t1 = now();
 	int rc = check(m, size / 8, seed);
-	double tr = now() - t1;
+	double tr = now() - t1, verified_at = boottime();
 	if (off_node) {
 		fprintf(stderr, "%llu pages not on node %d\n", (unsigned long long)off_node, node);
 		rc = 1;
 	}
 	munmap(m, size);
 	if (!rc)
-		printf("ok node %d bytes=%llu seed=%llu pages_on_node=%llu write_MiBps=%.1f read_MiBps=%.1f\n",
+		printf("ok node %d bytes=%llu seed=%llu pages_on_node=%llu write_MiBps=%.1f read_MiBps=%.1f "
+		       "verified_at=%.3f\n",
 		       node, (unsigned long long)size, (unsigned long long)seed,
 		       (unsigned long long)(size / (uint64_t)page), size / 1048576.0 / tw,
-		       size / 1048576.0 / tr);
+		       size / 1048576.0 / tr, verified_at);
 	return rc;
 }
 
@@ -174,7 +194,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		fprintf(stderr, "usage: %s dax DEV SIZE [SEED] [write|verify|both]\n"
-				"       %s node NODE SIZE [SEED] [PAUSE]\n", argv[0], argv[0]);
+				"       %s node NODE SIZE [SEED] [PAUSE|/GOFILE]\n", argv[0], argv[0]);
 		return 2;
 	}
 	uint64_t size = parse_size(argv[3]);
@@ -192,7 +212,7 @@ int main(int argc, char **argv)
 		return do_dax(argv[2], size, seed, what);
 	}
 	if (!strcmp(argv[1], "node"))
-		return do_node(atoi(argv[2]), size, seed, argc > 5 ? (unsigned int)atoi(argv[5]) : 0);
+		return do_node(atoi(argv[2]), size, seed, argc > 5 ? argv[5] : NULL);
 	fprintf(stderr, "unknown kind %s\n", argv[1]);
 	return 2;
 }

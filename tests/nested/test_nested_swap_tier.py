@@ -8,49 +8,25 @@ and with the pool when the pool dies."""
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
-from cxltrack.harness.nested import Host, MiB, NestedVm, PoolError, SwapTier, TierRun, VmSpec
-
-CGROUP = "/sys/fs/cgroup/tier"
-
-
-def chunk_state(host: Host, chunk: int) -> tuple[str, int]:
-    out = host.run(f"cxltrack chunk query {chunk}").out
-    m = re.fullmatch(r"state=(\w+) owner=(\d+)\s*", out)
-    assert m, out
-    return m.group(1), int(m.group(2))
-
-
-def owned_chunks(host: Host, owner: int) -> list[int]:
-    """`cxltrack chunk list OWNER` in the host: the device's chunk set of `owner`."""
-    out = host.run(f"cxltrack chunk list {owner}").out.split()
-    assert out and out[0].startswith("count="), out
-    chunks = [int(w) for w in out[1:]]
-    assert int(out[0].split("=")[1]) == len(chunks), out
-    return chunks
-
-
-def wait_free(host: Host, chunks: range, timeout: float = 60) -> None:
-    """Every chunk FREE with owner 0 (its scrub finished) within `timeout` seconds."""
-    end = time.monotonic() + timeout
-    states = {}
-    while time.monotonic() < end:
-        states = {c: chunk_state(host, c) for c in chunks}
-        if all(s == ("FREE", 0) for s in states.values()):
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"chunks not FREE after {timeout} s: {states}")
-
-
-def nonzero_pages(host: Host, run: TierRun) -> int:
-    """Pages of the run holding a byte that is not zero, read in the host through /dev/dax0.0."""
-    out = host.run(f"cxlt-daxcount /dev/dax0.0 {run.offset} {run.size}", timeout=300).out
-    m = re.match(r"pages=(\d+) nonzero=(\d+) ", out)
-    assert m and int(m.group(1)) == run.size // 4096, out
-    return int(m.group(2))
+from cxltrack.harness.nested import Host, MiB, NestedVm, PoolError, SwapTier, VmSpec
+from cxltrack.harness.swaptier import (
+    check_released,
+    chunk_state,
+    disk_area,
+    memory_cgroup,
+    memtest_done,
+    nonzero_pages,
+    owned_chunks,
+    recovery_round,
+    settled,
+    start_memtest,
+    swapin_round,
+    swapped_out,
+    wait_free,
+)
 
 
 def nonzero_bytes(vm: NestedVm, dev: str = "/dev/pmem0") -> int:
@@ -77,9 +53,9 @@ def test_a_vm_swaps_to_its_tier_and_gets_every_page_back(host: Host) -> None:
     memory_cgroup(vm, limit)
     before = dict(line.split() for line in vm.run("grep -E '^pswp(in|out) ' /proc/vmstat").out.splitlines())
     # Fill, pause 20 s (the swap areas are read meanwhile), verify every word.
-    _swapped_out(vm, fill, 7, 20, "/tmp/memtest.out")
+    swapped_out(vm, fill, 7, 20, "/tmp/memtest.out")
     during = vm.swaps()
-    done = _memtest_done(vm, "/tmp/memtest.out")
+    done = memtest_done(vm, "/tmp/memtest.out")
     assert f"ok node 0 bytes={fill} seed=7 " in done, done
     after = dict(line.split() for line in vm.run("grep -E '^pswp(in|out) ' /proc/vmstat").out.splitlines())
     out_pages = int(after["pswpout"]) - int(before["pswpout"])
@@ -174,48 +150,6 @@ def test_a_killed_pool_leaves_no_chunk_owned(host: Host) -> None:
     assert vm.tier_released is None  # nothing left to release: the chunks went with the pool
 
 
-def memory_cgroup(vm: NestedVm, limit: int) -> None:
-    """The guest's memory cgroup CGROUP (cgroup v2) with memory.max = `limit` bytes."""
-    vm.run(
-        "mkdir -p /sys/fs/cgroup && (grep -q ' /sys/fs/cgroup cgroup2 ' /proc/mounts || "
-        "mount -t cgroup2 none /sys/fs/cgroup) && "
-        f"echo +memory > /sys/fs/cgroup/cgroup.subtree_control && mkdir -p {CGROUP} && "
-        f"echo {limit} > {CGROUP}/memory.max"
-    )
-
-
-def _swapped_out(vm: NestedVm, fill: int, seed: int, pause: int, out: str) -> None:
-    """Start `cxl-memtest node 0 FILL SEED PAUSE` in the cgroup (in the background) and return
-    once its fill is done: when the cgroup's swap stops growing."""
-    _start_memtest(vm, fill, seed, pause, out)
-    _settled(vm, out)
-
-
-def _start_memtest(vm: NestedVm, fill: int, seed: int, pause: int, out: str) -> None:
-    vm.run(
-        f"sh -c 'echo $$ > {CGROUP}/cgroup.procs; exec cxl-memtest node 0 {fill} {seed} {pause}' "
-        f">{out} 2>&1 & echo $! > {out}.pid"
-    )
-
-
-def _settled(vm: NestedVm, out: str) -> None:
-    """Wait until the cgroup's swap stopped growing (two equal readings 1 s apart) while the
-    workload whose output goes to `out` still runs."""
-    last, stable, deadline = -1, 0, time.monotonic() + 240
-    while stable < 2 and time.monotonic() < deadline:
-        res = vm.run(f"cat {CGROUP}/memory.swap.current; kill -0 $(cat {out}.pid) 2>/dev/null || echo gone")
-        assert "gone" not in res.out, f"{vm.spec.name}: the workload ended before its pause: {vm.run(f'cat {out}').out}"
-        cur = int(res.out)
-        stable = stable + 1 if cur == last and cur > 0 else 0
-        last = cur
-        time.sleep(1)
-    assert stable >= 2, f"{vm.spec.name}: the cgroup's swap did not settle (last {last} bytes)"
-
-
-def _memtest_done(vm: NestedVm, out: str) -> str:
-    return vm.run(f"p=$(cat {out}.pid); while kill -0 $p 2>/dev/null; do sleep 1; done; cat {out}", timeout=600).out
-
-
 def test_swap_in_time_per_mib_tier_vs_disk(host: Host, swap_tier_lines: list[str]) -> None:
     """Step 5 of the slice, the smallest measurement: one VM with a tier (priority 10) and a disk
     swap area (priority 1, an image in the host's tmpfs). Round 1 swaps to the tier, round 2
@@ -224,33 +158,16 @@ def test_swap_in_time_per_mib_tier_vs_disk(host: Host, swap_tier_lines: list[str
     verifies every word. Figures printed, no speed asserted: here the tier is the emulated CXL
     window of L0 (every access a TCG I/O callback) and the "disk" is L1 RAM."""
     vm = host.start_vm(VmSpec("vm0", memory=256 * MiB, swap_tier=SwapTier(16, disk_swap=64 * MiB)))
-    swaps = vm.swaps()
-    disk = [d for d in swaps if d.startswith("/dev/vd")]
-    assert "/dev/pmem0" in swaps and len(disk) == 1, swaps
+    disk = disk_area(vm)
+    assert "/dev/pmem0" in vm.swaps(), vm.swaps()
     limit, fill = 8 * MiB, 32 * MiB
-    memory_cgroup(vm, limit)
-    figures = {}
-    for seed, area in ((21, "/dev/pmem0"), (22, disk[0])):
-        memory_cgroup(vm, limit)
-        out = f"/tmp/memtest-{seed}.out"
-        _swapped_out(vm, fill, seed, 90, out)
-        used = vm.swaps()[area][1]
-        other = sum(u for d, (_, u, _) in vm.swaps().items() if d != area)
-        assert used * 1024 >= (fill - limit) // 2 and other == 0, vm.swaps()
-        t = vm.run(
-            f"echo max > {CGROUP}/memory.max; a=$(cut -d' ' -f1 /proc/uptime); swapoff {area}; "
-            "b=$(cut -d' ' -f1 /proc/uptime); echo $a $b",
-            timeout=600,
-        ).out.split()
-        secs = float(t[1]) - float(t[0])
-        assert f"ok node 0 bytes={fill} seed={seed} " in _memtest_done(vm, out)
-        figures[area] = (used / 1024, secs)
-    (tier_mib, tier_s), (disk_mib, disk_s) = figures["/dev/pmem0"], figures[disk[0]]
-    tier_per, disk_per = tier_s / tier_mib, disk_s / disk_mib
+    tier, dsk = (swapin_round(vm, area, limit, fill, seed) for seed, area in ((21, "/dev/pmem0"), (22, disk)))
+    for r in (tier, dsk):
+        assert r.verified.ok, r.verified.text
     line = (
-        f"batch swap-in (swapoff): tier {tier_mib:.1f} MiB in {tier_s:.2f} s = {tier_per * 1000:.0f} ms/MiB; "
-        f"disk {disk_mib:.1f} MiB in {disk_s:.2f} s = {disk_per * 1000:.0f} ms/MiB; "
-        f"swapin_tier_vs_disk={disk_per / tier_per if tier_per else float('inf'):.2f}"
+        f"batch swap-in (swapoff): tier {tier.mib:.1f} MiB in {tier.seconds:.2f} s = {tier.ms_per_mib:.0f} ms/MiB; "
+        f"disk {dsk.mib:.1f} MiB in {dsk.seconds:.2f} s = {dsk.ms_per_mib:.0f} ms/MiB; "
+        f"swapin_tier_vs_disk={dsk.ms_per_mib / tier.ms_per_mib if tier.ms_per_mib else float('inf'):.2f}"
     )
     swap_tier_lines.append(line)
     print(f"[nested] {line}")
@@ -273,12 +190,12 @@ def test_two_vms_swap_to_their_own_runs_of_one_pool(host: Host) -> None:
     fill = 16 * MiB  # 8 MiB or more of it to a 16 MiB tier (no disk swap: more would be an OOM kill)
     for i, vm in enumerate(vms):
         memory_cgroup(vm, 8 * MiB)
-        _start_memtest(vm, fill, 30 + i, 20, "/tmp/memtest.out")
+        start_memtest(vm, fill, 30 + i, 20, "/tmp/memtest.out")
     for vm in vms:
-        _settled(vm, "/tmp/memtest.out")
+        settled(vm, "/tmp/memtest.out")
     used = [vm.swaps()["/dev/pmem0"][1] for vm in vms]
     for i, vm in enumerate(vms):
-        done = _memtest_done(vm, "/tmp/memtest.out")
+        done = memtest_done(vm, "/tmp/memtest.out")
         assert f"ok node 0 bytes={fill} seed={30 + i} " in done, (vm.spec.name, done)
     dirty = [host.harvest_dirty(*run.pages(shift)) for run in (a, b)]
     print(
@@ -293,3 +210,38 @@ def test_two_vms_swap_to_their_own_runs_of_one_pool(host: Host) -> None:
     for run in (a, b):
         assert owned_chunks(host, run.owner) == []
         wait_free(host, range(run.first, run.first + run.count), timeout=5)
+
+
+def test_recovery_batch_swap_in_then_release(host: Host, swap_tier_lines: list[str]) -> None:
+    """Issue 15 items 2 and 4, small (`make experiments-memflex` is the full one): a VM whose
+    fresh tier reads zero swaps a workload out to it twice; once the limit is raised the
+    workload recovers (touches and checks every page) by its own faults, then, the second
+    time, after a batch swap-in (`swapoff` of the tier). The VM then gives its chunks back
+    while it runs: the pool's release, every chunk FREE and zero, none owned. Isolation
+    violations (fresh tier pages not zero, pages a workload found wrong, released pages not
+    zero) must be 0; the recovery times are printed, not asserted (the tier is TCG's)."""
+    vm = host.start_vm(VmSpec("vm0", swap_tier=SwapTier(8, check_fresh=True)))
+    run = vm.tier
+    assert run is not None and vm.tier_fresh_nonzero is not None
+    limit, fill = 8 * MiB, 16 * MiB
+    fault, batch = (recovery_round(vm, limit, fill, seed, batch) for seed, batch in ((41, False), (42, True)))
+    for r in (fault, batch):
+        assert r.verified.ok, r.verified.text
+        assert r.swapped_kib["/dev/pmem0"] * 1024 >= (fill - limit) // 2, r.swapped_kib
+    assert batch.swapoff_s > 0 and "/dev/pmem0" not in vm.swaps()
+    released = check_released(host, run, vm.release_tier())
+    assert vm.tier is None and released.owned_after == []
+    violations = vm.tier_fresh_nonzero + fault.verified.bad_pages + batch.verified.bad_pages + released.nonzero_after
+    # The VM still runs and works without its tier.
+    assert "ok node 0" in vm.run("cxl-memtest node 0 4M 43").out
+    line = (
+        f"recovery of {fill // MiB} MiB in a {limit // MiB} MiB cgroup: fault-driven {fault.seconds:.2f} s, "
+        f"batch {batch.seconds:.2f} s (swapoff {batch.swapoff_s:.2f} s); "
+        f"recovery_batch_vs_fault={fault.seconds / batch.seconds:.2f}; released {released.answer['released']} chunks "
+        f"(scrub {released.answer.get('scrub_ms', '?')} ms); isolation_violations={violations}"
+    )
+    swap_tier_lines.append(line)
+    print(f"[nested] {line}")
+    assert violations == 0, (vm.tier_fresh_nonzero, fault.verified.bad_pages, batch.verified.bad_pages, released)
+    vm.shutdown()
+    assert vm.tier_released is released.answer  # nothing left for the shutdown to release

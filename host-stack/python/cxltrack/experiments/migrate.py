@@ -31,13 +31,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from cxltrack import config as cxlconfig
+from cxltrack.experiments import boot_default_host
 from cxltrack.harness.agent import GuestError
 from cxltrack.harness.migration import MigrationResult, has_device_dirty_log, migrate_and_compare
-from cxltrack.harness.nested import Host, MiB, boot_host, env_host_image, load_host_image
+from cxltrack.harness.nested import Host, MiB
 from cxltrack.harness.pins import out_dir
-from cxltrack.harness.pytest_plugin import qemu_binary
-from cxltrack.harness.tracker import tracker_topology
 
 # Host boots at most in one bench: the first and one per lost host.
 HOST_BOOTS = 4
@@ -58,13 +56,7 @@ class Hosts:
     def _boot(self) -> Host:
         workdir = self.out / ("host" if self.boots == 0 else f"host{self.boots}")
         self.boots += 1
-        return boot_host(
-            qemu_binary(),
-            load_host_image(env_host_image()),
-            tracker_topology(cxlconfig.named("default")),
-            workdir,
-            region="devdax",
-        )
+        return boot_default_host(workdir, "devdax")
 
     def lost(self, wait: float = 10) -> bool:
         """Has the host's L0 QEMU exited (within `wait` s: it may still be on its way out)?"""

@@ -34,12 +34,10 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from cxltrack import config as cxlconfig
+from cxltrack.experiments import boot_default_host
 from cxltrack.harness.agent import GuestError
-from cxltrack.harness.nested import Host, MiB, boot_host, env_host_image, load_host_image
+from cxltrack.harness.nested import Host, MiB
 from cxltrack.harness.pins import out_dir
-from cxltrack.harness.pytest_plugin import qemu_binary
-from cxltrack.harness.tracker import tracker_topology
 from cxltrack.harness.vswapper import WorkloadResult, make_disk, run_len, run_stock, run_workloads
 
 
@@ -137,13 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     modes: list[tuple[str, bool]] = [("stock", False)] if args.stock else []
     modes += [("baseline", False), ("device", True)]
     print("[experiments-vswapper] booting the host (L1) ...", flush=True)
-    host = boot_host(
-        qemu_binary(),
-        load_host_image(env_host_image()),
-        tracker_topology(cxlconfig.named("default")),
-        args.out / "host",
-        region="kmem",
-    )
+    host = boot_default_host(args.out / "host", "kmem")
     runs: list[WorkloadResult] = []
     try:
         print(f"[experiments-vswapper] writing the {args.blocks}-block disk image ...", flush=True)

@@ -63,7 +63,8 @@ FIRMWARE = ("bios-256k.bin", "linuxboot_dma.bin", "kvmvapic.bin")
 L2_BOOT_MODULES = ("virtio_blk",)
 # On demand in L2: a swap tier's virtio-pmem device (SwapTier; their dependencies libnvdimm,
 # nd_virtio, nd_btt come with them). Not at boot: a VM without a tier need not pay for them.
-L2_EXTRA_MODULES = ("virtio_pmem", "nd_pmem")
+# zram: the guest's compressed swap, the third swap backend of `make experiments-memflex`.
+L2_EXTRA_MODULES = ("virtio_pmem", "nd_pmem", "zram")
 # zram: the stock baseline's swap device (vswapper.swap_on)
 HOST_EXTRA_MODULES = (*EXTRA_MODULES, "kvm_amd", "virtio_balloon", "zram")
 HOST_DIR = GUEST_IMAGE_DIR / "host"
@@ -251,13 +252,16 @@ class SwapTier:
     /dev/pmem0 in the guest, which the harness `mkswap`s and `swapon`s at `priority` once the VM
     is ready. `disk_swap` bytes (0: none): a lower-priority (`disk_priority`) swap area on a
     virtio-blk disk (serial `cxlt-swap`, a sparse image in the host's tmpfs), which takes the
-    pages when the tier is full (the guest's own hybrid overflow)."""
+    pages when the tier is full (the guest's own hybrid overflow). `check_fresh`: before
+    `mkswap`, the VM counts the pages of /dev/pmem0 that are not zero (cxlt-daxcount in the
+    guest; NestedVm.tier_fresh_nonzero): a fresh run must read zero (isolation)."""
 
     chunks: int
     priority: int = 10
     disk_swap: int = 0
     disk_priority: int = 1
     swapon: bool = True
+    check_fresh: bool = False
 
     def __post_init__(self) -> None:
         if not 1 <= self.chunks <= 64:
@@ -460,6 +464,7 @@ class NestedVm:
         self.resets_at_ready: int | None = None  # CPU resets logged when the agent was ready
         self.tier: TierRun | None = None  # the swap tier's chunks while the VM holds them
         self.tier_released: dict[str, str] | None = None  # the pool's answer to their release
+        self.tier_fresh_nonzero: int | None = None  # SwapTier.check_fresh: non-zero pages seen
 
     # -- command line ------------------------------------------------------------
     def qemu_args(self) -> list[str]:
@@ -598,10 +603,16 @@ class NestedVm:
             return
         self.run(
             "modprobe virtio_pmem && modprobe nd_pmem && i=0; while [ ! -b /dev/pmem0 ]; do "
-            "i=$((i + 1)); [ $i -gt 100 ] && { echo no /dev/pmem0 >&2; exit 1; }; sleep 0.1; done; "
-            f"mkswap /dev/pmem0 >/dev/null && cxlt-swapon -p {t.priority} /dev/pmem0",
+            "i=$((i + 1)); [ $i -gt 100 ] && { echo no /dev/pmem0 >&2; exit 1; }; sleep 0.1; done",
             timeout=120,
         )
+        if t.check_fresh:
+            out = self.run("cxlt-daxcount /dev/pmem0 0 $(blockdev --getsize64 /dev/pmem0)", timeout=300).out
+            m = re.match(r"pages=(\d+) nonzero=(\d+) ", out)
+            if not m or self.tier is None or int(m.group(1)) != self.tier.size // 4096:
+                raise GuestError(f"L2 VM {self.spec.name}: cxlt-daxcount of /dev/pmem0: {out!r}")
+            self.tier_fresh_nonzero = int(m.group(2))
+        self.run(f"mkswap /dev/pmem0 >/dev/null && cxlt-swapon -p {t.priority} /dev/pmem0", timeout=120)
         if t.disk_swap:
             self.run(
                 'd=; for b in /sys/block/vd*; do [ "$(cat $b/serial 2>/dev/null)" = cxlt-swap ] && '
@@ -614,6 +625,23 @@ class NestedVm:
         """The guest's /proc/swaps: device -> (size KiB, used KiB, priority)."""
         out = self.run("cat /proc/swaps").out.splitlines()[1:]
         return {f[0]: (int(f[2]), int(f[3]), int(f[4])) for f in (line.split() for line in out) if len(f) >= 5}
+
+    def release_tier(self) -> dict[str, str]:
+        """Give the tier's chunks back to the pool while the VM runs (MemFlex's shrink after its
+        batch swap-in), once the guest has swapped off /dev/pmem0; the pool's answer (also in
+        `tier_released`) comes after the device's SCRUB_DONE of every chunk. QEMU 10.0 cannot
+        unplug a virtio-pmem device ("this virtio based memory devices cannot be unplugged"),
+        so the VM's QEMU still maps the range: a guest that wrote /dev/pmem0 after this would
+        write chunks the pool may give another VM. The harness checks that the guest no longer
+        swaps there; a hostile guest is not kept out (docs/swap-design.md section 5)."""
+        pool = self.host.pool
+        if self.tier is None or pool is None or pool.dead:
+            raise PoolError(f"L2 VM {self.spec.name} holds no tier chunks")
+        if "/dev/pmem0" in self.swaps():
+            raise PoolError(f"L2 VM {self.spec.name} still swaps to /dev/pmem0")
+        self.tier = None
+        self.tier_released = pool.release(self.spec.name)
+        return self.tier_released
 
     def _give_back_tier(self) -> None:
         """Release the tier's chunks (after the VM's QEMU exited); `tier_released` keeps the

@@ -1,0 +1,279 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`make experiments-memflex`: MemFlex's scenario (shared/seeds) scaled to the nested harness
+(issue 15 item 4, docs/swap-design.md section 5): L2 VMs swap to virtio-pmem tiers made of the
+device's chunks, which the L1 host's pool manager (cxlt-pool) hands out and takes back.
+
+1. Swap-in per MiB (one VM, a memory cgroup in the guest, cxl-memtest writing more than its
+   limit): the batch swap-in (`swapoff`) of the tier, of the disk swap area (an image in L1's
+   tmpfs behind virtio-blk) and of zram in the guest, each after the same workload swapped to
+   that area alone; every word verified after each.
+2. Recovery (the same VM): the workload swaps out to the tier and waits; its limit is raised
+   and it touches and checks every page: by its own faults, then (second round) after a batch
+   swap-in (`swapoff` of the tier); timed from the limit's lift to the last word verified. Then
+   the VM gives its chunks back while it runs (the pool's release, scrubbed by the device).
+3. Several VMs (3 by default) with tiers from one pool smaller than their swap traffic: each
+   swaps more than its tier holds, the disk swap area below it takes the rest (the guest's own
+   hybrid overflow); every VM verifies every word; the VMs exit and the pool releases their runs.
+
+Isolation violations, summed over every VM of the run: pages of a fresh tier the VM read not
+zero before its mkswap (cxlt-daxcount on /dev/pmem0 in the guest), pages a workload found
+holding other data than it wrote (cxl-memtest's word check: another VM's data, or a chunk
+scrubbed under it, would show there), and pages of a released run the host still reads not
+zero through /dev/dax0.0 after the pool's answer (cxlt-daxcount). Last line:
+    swapin_tier_vs_disk=<disk ms/MiB / tier ms/MiB> recovery_batch_vs_fault=<fault s / batch s>
+    isolation_violations=<n> vms=<VMs of step 3>
+(ratios > 1: the tier, the batch swap-in faster). Writes out/experiments-memflex/results.json
+and memflex.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from cxltrack.experiments import boot_default_host
+from cxltrack.harness.nested import Host, MiB, NestedVm, SwapTier, VmSpec
+from cxltrack.harness.pins import out_dir
+from cxltrack.harness.swaptier import (
+    TIER,
+    Recovery,
+    Released,
+    SwapIn,
+    Verified,
+    check_released,
+    disk_area,
+    memory_cgroup,
+    memtest_done,
+    recovery_round,
+    settled,
+    start_memtest,
+    swapin_round,
+    tier_on,
+    zram_on,
+)
+
+
+def log(msg: str) -> None:
+    print(f"[experiments-memflex] {msg}", flush=True)
+
+
+def one_vm(host: Host, args: argparse.Namespace) -> tuple[list[SwapIn], list[Recovery], Released, int, str | None]:
+    """Steps 1 and 2 on one VM: the swap-in rounds, the recovery rounds, the release."""
+    vm = host.start_vm(
+        VmSpec("vm0", memory=256 * MiB, swap_tier=SwapTier(args.tier_chunks, disk_swap=64 * MiB, check_fresh=True))
+    )
+    run = vm.tier
+    assert run is not None and vm.tier_fresh_nonzero is not None
+    limit, fill = args.limit_mib * MiB, args.fill_mib * MiB
+    disk = disk_area(vm)
+    swapins = []
+    seed = 100
+    log(f"vm0: tier {run.first}+{run.count} (owner {run.owner}), fresh non-zero pages {vm.tier_fresh_nonzero}")
+    for area in (TIER, disk):  # the tier above the disk; then the disk alone (tier off)
+        seed += 1
+        swapins.append(swapin_round(vm, area, limit, fill, seed))
+        log(f"swap-in {area}: {swapins[-1].mib:.1f} MiB in {swapins[-1].seconds:.2f} s")
+    zram = zram_on(vm, 64 * MiB)
+    no_zram = None
+    if zram is None:
+        no_zram = "the L2 kernel has no zram (modprobe zram failed)"
+        log(no_zram)
+    else:
+        seed += 1
+        swapins.append(swapin_round(vm, zram, limit, fill, seed))
+        log(f"swap-in {zram}: {swapins[-1].mib:.1f} MiB in {swapins[-1].seconds:.2f} s")
+    # Recovery: only the tier on (the disk and zram areas are off after their swapoff).
+    tier_on(vm)
+    recoveries = []
+    for n in range(args.rounds):
+        if n:
+            tier_on(vm)  # off since the last batch swap-in
+        for batch in (False, True):
+            seed += 1
+            r = recovery_round(vm, limit, fill, seed, batch)
+            recoveries.append(r)
+            log(
+                f"recovery {'batch' if batch else 'fault'}: {r.seconds:.2f} s (swapoff {r.swapoff_s:.2f} s), "
+                f"swapped {r.swapped_kib}, ok={r.verified.ok}"
+            )
+    # After the batch swap-in the tier is off: its chunks go back to the pool, the VM runs on.
+    released = check_released(host, run, vm.release_tier())
+    log(f"vm0 released its tier while running: {released.answer}, non-zero after {released.nonzero_after}")
+    fresh = vm.tier_fresh_nonzero
+    vm.shutdown()
+    return swapins, recoveries, released, fresh, no_zram
+
+
+def several_vms(host: Host, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Step 3: args.vms VMs with tiers from one pool, swapping more than their tiers hold."""
+    vms: list[NestedVm] = []
+    try:
+        for i in range(args.vms):
+            spec = VmSpec(f"vm{i + 1}", swap_tier=SwapTier(args.hybrid_chunks, disk_swap=64 * MiB, check_fresh=True))
+            vms.append(host.start_vm(spec))
+            log(f"{spec.name}: tier {vms[-1].tier}, fresh non-zero pages {vms[-1].tier_fresh_nonzero}")
+        limit, fill = args.limit_mib * MiB, args.hybrid_fill_mib * MiB
+        go, out = "/tmp/go-hybrid", "/tmp/memtest-hybrid.out"
+        for i, vm in enumerate(vms):
+            memory_cgroup(vm, limit)
+            vm.run(f"rm -f {go}")
+            start_memtest(vm, fill, 200 + i, go, out)
+        for vm in vms:
+            settled(vm, out)
+        swapped = [{d: u for d, (_, u, _) in vm.swaps().items()} for vm in vms]
+        for vm in vms:
+            vm.run(f"echo max > /sys/fs/cgroup/tier/memory.max; touch {go}")
+        verified = [Verified.parse(memtest_done(vm, out), fill, 200 + i) for i, vm in enumerate(vms)]
+        results = []
+        for vm, sw, v in zip(vms, swapped, verified, strict=True):
+            run = vm.tier
+            assert run is not None
+            fresh = vm.tier_fresh_nonzero
+            vm.shutdown()
+            rel = check_released(host, run, vm.tier_released)
+            results.append(
+                {
+                    "vm": vm.spec.name,
+                    "run": f"{run.first}+{run.count}",
+                    "owner": run.owner,
+                    "fresh_nonzero": fresh,
+                    "swapped_kib": sw,
+                    "ok": v.ok,
+                    "bad_pages": v.bad_pages,
+                    "released": rel.answer["released"],
+                    "nonzero_after": rel.nonzero_after,
+                    "owned_after": rel.owned_after,
+                }
+            )
+            log(f"{results[-1]}")
+        return results
+    finally:
+        for vm in vms:
+            vm.shutdown()
+
+
+def plot(swapins: list[SwapIn], recoveries: list[Recovery], hybrid: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(14, 3.6))
+    names = {TIER: "tier (pmem)", "/dev/zram0": "zram"}
+    axes[0].bar([names.get(s.area, "disk") for s in swapins], [s.ms_per_mib for s in swapins])
+    axes[0].set_title("batch swap-in (swapoff), ms per MiB")
+    fault = [r.seconds for r in recoveries if not r.batch]
+    batch = [r.seconds for r in recoveries if r.batch]
+    axes[1].bar(["fault-driven", "batch (swapoff)"], [sum(fault) / len(fault), sum(batch) / len(batch)])
+    axes[1].set_title("workload recovery after the limit's lift (s)")
+    if hybrid:
+        labels = [h["vm"] for h in hybrid]
+        tier = [sum(k for d, k in h["swapped_kib"].items() if d == TIER) / 1024 for h in hybrid]
+        disk = [sum(k for d, k in h["swapped_kib"].items() if d != TIER) / 1024 for h in hybrid]
+        axes[2].bar(labels, tier, label="tier")
+        axes[2].bar(labels, disk, bottom=tier, label="disk (overflow)")
+        axes[2].legend()
+    axes[2].set_title("several VMs, one pool: swapped MiB")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+# The run's sizes: option, default, what it sets.
+SIZES = (
+    ("--limit-mib", 8, "the guest cgroup's memory limit (MiB)"),
+    ("--fill-mib", 32, "the one VM's workload (MiB)"),
+    ("--tier-chunks", 16, "the one VM's tier (2 MiB chunks)"),
+    ("--rounds", 2, "recovery rounds (each: fault-driven, then batch)"),
+    ("--vms", 3, "VMs sharing the pool in step 3 (0: skip)"),
+    ("--hybrid-chunks", 5, "each VM's tier in step 3 (chunks)"),
+    ("--hybrid-fill-mib", 32, "each VM's workload in step 3 (MiB)"),
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for flag, default, what in SIZES:
+        ap.add_argument(flag, type=int, default=default, help=f"{what} (default {default})")
+    ap.add_argument("--out", type=Path, default=out_dir() / "experiments-memflex")
+    args = ap.parse_args(argv)
+    if not 0 <= args.vms <= 3 or args.fill_mib <= args.limit_mib or args.rounds < 1:
+        ap.error("--vms 0..3 (the host has 4 VM slots), --fill-mib > --limit-mib, --rounds >= 1")
+    args.out.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    log("booting the host (L1) ...")
+    host = boot_default_host(args.out / "host", "devdax")
+    try:
+        # One pool for the whole run, as large as the bigger of the two steps' needs: in step 3
+        # it is smaller than the VMs' swap traffic (args.vms x fill - limit).
+        pool_chunks = max(args.tier_chunks, args.vms * args.hybrid_chunks)
+        pool = host.start_pool(0, pool_chunks * host.chunk_bytes())
+        log(f"pool: chunks {pool.first}+{pool.count}")
+        swapins, recoveries, released, fresh0, no_zram = one_vm(host, args)
+        hybrid = several_vms(host, args) if args.vms else []
+    finally:
+        host.shutdown()
+    tier = next(s for s in swapins if s.area == TIER)
+    disk = next(s for s in swapins if s.area.startswith("/dev/vd"))
+    zram = [s for s in swapins if s.area == "/dev/zram0"]
+    fault = sum(r.seconds for r in recoveries if not r.batch)
+    batch = sum(r.seconds for r in recoveries if r.batch)
+    violations = {
+        "fresh_tier_nonzero_pages": fresh0 + sum(h["fresh_nonzero"] for h in hybrid),
+        "workload_wrong_pages": sum(r.verified.bad_pages for r in recoveries)
+        + sum(s.verified.bad_pages for s in swapins)
+        + sum(h["bad_pages"] for h in hybrid),
+        "released_nonzero_pages": released.nonzero_after + sum(h["nonzero_after"] for h in hybrid),
+    }
+    unverified = (
+        [s.area for s in swapins if not s.verified.ok]
+        + ["recovery" for r in recoveries if not r.verified.ok]
+        + [h["vm"] for h in hybrid if not h["ok"]]
+    )
+    (args.out / "results.json").write_text(
+        json.dumps(
+            {
+                "args": {k: str(v) for k, v in vars(args).items()},
+                "seconds": time.monotonic() - t0,
+                "swapins": [asdict(s) | {"ms_per_mib": s.ms_per_mib} for s in swapins],
+                "no_zram": no_zram,
+                "recoveries": [asdict(r) for r in recoveries],
+                "released": asdict(released),
+                "hybrid": hybrid,
+                "violations": violations,
+                "unverified": unverified,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
+    plot(swapins, recoveries, hybrid, args.out / "memflex.png")
+    print(f"results: {args.out / 'results.json'}, plot: {args.out / 'memflex.png'}")
+    for s in swapins:
+        print(f"memflex swapin area={s.area} mib={s.mib:.1f} seconds={s.seconds:.2f} ms_per_mib={s.ms_per_mib:.0f}")
+    if zram:
+        print(f"memflex swapin_zram_vs_tier={tier.ms_per_mib / zram[0].ms_per_mib:.2f}")
+    for r in recoveries:
+        print(
+            f"memflex recovery mode={'batch' if r.batch else 'fault'} seconds={r.seconds:.2f} "
+            f"swapoff_s={r.swapoff_s:.2f} tier_kib={r.swapped_kib.get(TIER, 0)}"
+        )
+    for h in hybrid:
+        print(
+            f"memflex hybrid vm={h['vm']} run={h['run']} tier_kib={h['swapped_kib'].get(TIER, 0)} "
+            f"disk_kib={sum(k for d, k in h['swapped_kib'].items() if d != TIER)} ok={h['ok']}"
+        )
+    print(f"memflex isolation {' '.join(f'{k}={v}' for k, v in violations.items())} unverified={unverified or '-'}")
+    print(
+        f"swapin_tier_vs_disk={disk.ms_per_mib / tier.ms_per_mib:.2f} recovery_batch_vs_fault={fault / batch:.2f} "
+        f"isolation_violations={sum(violations.values())} vms={len(hybrid)}"
+    )
+    return 0 if not unverified and not sum(violations.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,256 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The shared swap tier's workloads and measurements (issue 15, docs/swap-design.md section 5),
+used by tests/nested/test_nested_swap_tier.py and `make experiments-memflex`
+(cxltrack.experiments.memflex).
+
+In the guest: a memory cgroup (CGROUP) with a limit; `cxl-memtest node 0 FILL SEED PAUSE` in
+it writes more than the limit (the rest goes to swap), waits, then verifies every word. The
+batch swap-in (`swapoff` of one area, MemFlex's proactive swap-in) is timed per MiB
+(swapin_round); the workload's recovery after its limit is raised is timed with and without a
+batch swap-in first (recovery_round: cxl-memtest waits for a go file, then touches and checks
+every page). In the host: the device's chunk table (`cxltrack chunk query/list`) and the
+chunks' contents through /dev/dax0.0 (cxlt-daxcount)."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+
+from .agent import GuestError
+from .nested import Host, NestedVm, TierRun
+
+CGROUP = "/sys/fs/cgroup/tier"
+TIER = "/dev/pmem0"
+ZRAM = "/dev/zram0"
+
+
+# -- the host's view of the chunks ---------------------------------------------------
+
+
+def chunk_state(host: Host, chunk: int) -> tuple[str, int]:
+    """(state, owner) of a chunk in the device's table (`cxltrack chunk query`)."""
+    out = host.run(f"cxltrack chunk query {chunk}").out
+    m = re.fullmatch(r"state=(\w+) owner=(\d+)\s*", out)
+    if not m:
+        raise GuestError(f"cxltrack chunk query {chunk}: {out!r}")
+    return m.group(1), int(m.group(2))
+
+
+def owned_chunks(host: Host, owner: int) -> list[int]:
+    """`cxltrack chunk list OWNER` in the host: the device's chunk set of `owner`."""
+    out = host.run(f"cxltrack chunk list {owner}").out.split()
+    chunks = [int(w) for w in out[1:]]
+    if not out or not out[0].startswith("count=") or int(out[0].split("=")[1]) != len(chunks):
+        raise GuestError(f"cxltrack chunk list {owner}: {out}")
+    return chunks
+
+
+def wait_free(host: Host, chunks: range, timeout: float = 60) -> None:
+    """Every chunk FREE with owner 0 (its scrub finished) within `timeout` seconds."""
+    end = time.monotonic() + timeout
+    states = {}
+    while time.monotonic() < end:
+        states = {c: chunk_state(host, c) for c in chunks}
+        if all(s == ("FREE", 0) for s in states.values()):
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"chunks not FREE after {timeout} s: {states}")
+
+
+def nonzero_pages(host: Host, run: TierRun) -> int:
+    """Pages of the run holding a byte that is not zero, read in the host through /dev/dax0.0."""
+    out = host.run(f"cxlt-daxcount /dev/dax0.0 {run.offset} {run.size}", timeout=300).out
+    m = re.match(r"pages=(\d+) nonzero=(\d+) ", out)
+    if not m or int(m.group(1)) != run.size // 4096:
+        raise GuestError(f"cxlt-daxcount over {run}: {out!r}")
+    return int(m.group(2))
+
+
+# -- the workload in the guest -------------------------------------------------------------
+
+
+def memory_cgroup(vm: NestedVm, limit: int) -> None:
+    """The guest's memory cgroup CGROUP (cgroup v2) with memory.max = `limit` bytes."""
+    vm.run(
+        "mkdir -p /sys/fs/cgroup && (grep -q ' /sys/fs/cgroup cgroup2 ' /proc/mounts || "
+        "mount -t cgroup2 none /sys/fs/cgroup) && "
+        f"echo +memory > /sys/fs/cgroup/cgroup.subtree_control && mkdir -p {CGROUP} && "
+        f"echo {limit} > {CGROUP}/memory.max"
+    )
+
+
+def start_memtest(vm: NestedVm, fill: int, seed: int, pause: int | str, out: str) -> None:
+    """`cxl-memtest node 0 FILL SEED PAUSE` in the cgroup, in the background, its output in
+    `out` and the pid of its shell in `out`.pid; the shell adds the tool's exit status (a
+    workload killed by a signal says so). PAUSE: seconds, or a go file's path to wait for."""
+    vm.run(
+        f"sh -c 'echo $$ > {CGROUP}/cgroup.procs; cxl-memtest node 0 {fill} {seed} {pause}; "
+        f'echo "cxl-memtest exit $?"\' >{out} 2>&1 & echo $! > {out}.pid'
+    )
+
+
+def settled(vm: NestedVm, out: str) -> None:
+    """Wait until the cgroup's swap stopped growing (two equal readings 1 s apart) while the
+    workload whose output goes to `out` still runs."""
+    last, stable, deadline = -1, 0, time.monotonic() + 240
+    while stable < 2 and time.monotonic() < deadline:
+        res = vm.run(f"cat {CGROUP}/memory.swap.current; kill -0 $(cat {out}.pid) 2>/dev/null || echo gone")
+        if "gone" in res.out:
+            raise AssertionError(f"{vm.spec.name}: the workload ended before its pause: {vm.run(f'cat {out}').out}")
+        cur = int(res.out)
+        stable = stable + 1 if cur == last and cur > 0 else 0
+        last = cur
+        time.sleep(1)
+    if stable < 2:
+        raise AssertionError(f"{vm.spec.name}: the cgroup's swap did not settle (last {last} bytes)")
+
+
+def swapped_out(vm: NestedVm, fill: int, seed: int, pause: int | str, out: str) -> None:
+    """Start the workload (start_memtest) and return once its fill is done (settled)."""
+    start_memtest(vm, fill, seed, pause, out)
+    settled(vm, out)
+
+
+def memtest_done(vm: NestedVm, out: str) -> str:
+    """Wait for the workload to end; its output."""
+    return vm.run(f"p=$(cat {out}.pid); while kill -0 $p 2>/dev/null; do sleep 1; done; cat {out}", timeout=600).out
+
+
+@dataclass
+class Verified:
+    """What cxl-memtest said: every word right (`ok`), or the pages its mismatches span."""
+
+    ok: bool
+    bad_pages: int
+    verified_at: float | None  # CLOCK_BOOTTIME when every word was checked
+    text: str
+
+    @classmethod
+    def parse(cls, text: str, fill: int, seed: int) -> Verified:
+        m = re.search(rf"^ok node 0 bytes={fill} seed={seed} .* verified_at=([\d.]+)$", text, re.M)
+        bad = re.search(r"^\d+ of \d+ words differ in (\d+) pages$", text, re.M)
+        if m is None and bad is None:
+            raise GuestError(f"cxl-memtest neither verified nor counted mismatches: {text!r}")
+        return cls(m is not None, int(bad.group(1)) if bad else 0, float(m.group(1)) if m else None, text)
+
+
+def disk_area(vm: NestedVm) -> str:
+    """The VM's disk swap area (the virtio-blk disk, /dev/vd*) in /proc/swaps."""
+    disk = [d for d in vm.swaps() if d.startswith("/dev/vd")]
+    if len(disk) != 1:
+        raise GuestError(f"{vm.spec.name}: not one disk swap area: {vm.swaps()}")
+    return disk[0]
+
+
+def tier_on(vm: NestedVm, priority: int = 10) -> None:
+    """Swap to the tier again (its swap header stays through a swapoff)."""
+    vm.run(f"cxlt-swapon -p {priority} {TIER}")
+
+
+def zram_on(vm: NestedVm, size: int, priority: int = 5) -> str | None:
+    """A zram swap area of `size` bytes in the guest (lz4, the kernel's default), or None when
+    the guest's kernel has no zram."""
+    if not vm.run("modprobe zram num_devices=1", check=False).ok:
+        return None
+    vm.run(f"echo {size} > /sys/block/zram0/disksize && mkswap {ZRAM} >/dev/null && cxlt-swapon -p {priority} {ZRAM}")
+    return ZRAM
+
+
+def _waiting(vm: NestedVm, limit: int, fill: int, seed: int) -> tuple[str, str]:
+    """The workload in a cgroup of `limit`, swapped out and waiting for its go file:
+    (its output file, the go file)."""
+    memory_cgroup(vm, limit)
+    out, go = f"/tmp/memtest-{seed}.out", f"/tmp/go-{seed}"
+    vm.run(f"rm -f {go}")
+    swapped_out(vm, fill, seed, go, out)
+    return out, go
+
+
+def _uptime_cmd(var: str) -> str:
+    return f"{var}=$(cut -d' ' -f1 /proc/uptime)"
+
+
+# -- measurements ----------------------------------------------------------------
+
+
+@dataclass
+class SwapIn:
+    """One batch swap-in (swapoff) of `area` holding `mib` MiB."""
+
+    area: str
+    mib: float
+    seconds: float
+    verified: Verified
+
+    @property
+    def ms_per_mib(self) -> float:
+        return self.seconds * 1000 / self.mib
+
+
+def swapin_round(vm: NestedVm, area: str, limit: int, fill: int, seed: int) -> SwapIn:
+    """The workload swaps out to `area`, which must be the only area that takes pages (the
+    highest priority, or the only one on); then the limit is lifted and `swapoff AREA` (a
+    batch swap-in of every page it holds) is timed; the workload then verifies every word."""
+    out, go = _waiting(vm, limit, fill, seed)
+    swaps = vm.swaps()
+    used = swaps[area][1]
+    other = sum(u for d, (_, u, _) in swaps.items() if d != area)
+    if used * 1024 < (fill - limit) // 2 or other:
+        raise AssertionError(f"{vm.spec.name}: expected the pages on {area} alone: {swaps}")
+    t = vm.run(
+        f"echo max > {CGROUP}/memory.max; {_uptime_cmd('a')}; swapoff {area}; {_uptime_cmd('b')}; touch {go}; "
+        "echo $a $b",
+        timeout=600,
+    ).out.split()
+    verified = Verified.parse(memtest_done(vm, out), fill, seed)
+    return SwapIn(area, used / 1024, float(t[1]) - float(t[0]), verified)
+
+
+@dataclass
+class Recovery:
+    """The workload's recovery after its limit was lifted: `seconds` from lifting the limit to
+    its last word verified; batch: with `swapoff` of the tier first (`swapoff_s` of it)."""
+
+    batch: bool
+    seconds: float
+    swapoff_s: float
+    swapped_kib: dict[str, int]  # per area, while the workload waited
+    verified: Verified
+
+
+def recovery_round(vm: NestedVm, limit: int, fill: int, seed: int, batch: bool) -> Recovery:
+    """The workload fills `fill` bytes in a cgroup of `limit` (the rest to swap) and waits for
+    its go; then, timed in the guest from the limit's lift: batch, `swapoff` of the tier (every
+    page back in one pass) and go; fault-driven, go at once (each page comes back at its
+    fault). Recovered when cxl-memtest has touched and checked every page (verified_at)."""
+    out, go = _waiting(vm, limit, fill, seed)
+    swapped = {d: u for d, (_, u, _) in vm.swaps().items()}
+    swapoff = f"swapoff {TIER}; " if batch else ""
+    t = vm.run(
+        f"{_uptime_cmd('a')}; echo max > {CGROUP}/memory.max; {swapoff}{_uptime_cmd('b')}; touch {go}; echo $a $b",
+        timeout=600,
+    ).out.split()
+    verified = Verified.parse(memtest_done(vm, out), fill, seed)
+    start = float(t[0])
+    seconds = verified.verified_at - start if verified.verified_at is not None else float("nan")
+    return Recovery(batch, seconds, float(t[1]) - start, swapped, verified)
+
+
+@dataclass
+class Released:
+    """A run given back to the pool: the pool's answer, and what the host found after it."""
+
+    run: TierRun
+    answer: dict[str, str]
+    owned_after: list[int] = field(default_factory=list)
+    nonzero_after: int = 0
+
+
+def check_released(host: Host, run: TierRun, answer: dict[str, str] | None) -> Released:
+    """After the pool's release of `run`: every chunk FREE (scrub done), the owner's chunk list
+    empty, and the pages of the run that are still not zero (must be none)."""
+    if answer is None or int(answer["released"]) != run.count:
+        raise AssertionError(f"the pool did not release {run}: {answer}")
+    wait_free(host, range(run.first, run.first + run.count), timeout=5)
+    return Released(run, answer, owned_chunks(host, run.owner), nonzero_pages(host, run))
