@@ -40,7 +40,17 @@ from cxltrack.config import named as named_config
 
 from .image import GuestImage, load_image
 from .kernlog import first_report
-from .nested import DeviceMemory, Host, HostImage, HostKernelReport, HostWedged, NestedVm, VmReset, VmSpec, load_host_image
+from .nested import (
+    DeviceMemory,
+    Host,
+    HostImage,
+    HostKernelReport,
+    HostWedged,
+    NestedVm,
+    VmReset,
+    VmSpec,
+    load_host_image,
+)
 from .nested import boot_host as _boot_host
 from .pins import out_dir
 from .topology import Topology, cxl_type3_topology
@@ -109,9 +119,9 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         if why is not None:
             raise GuestWedged(f"{why} (the platform: nested SVM on TCG)") from exc
         for h in item.stash.get(HOSTS_KEY, []):
-            report = first_report(h.vm.console_text(), lines=4)
-            if report:
-                lines = " | ".join(line.strip() for line in report)
+            said = first_report(h.vm.console_text(), lines=4)
+            if said:
+                lines = " | ".join(line.strip() for line in said)
                 raise HostKernelReport(f"{h.vm.cfg.workdir.name} kernel: {lines}") from exc
         raise
 
