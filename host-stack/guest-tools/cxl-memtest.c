@@ -211,8 +211,16 @@ int main(int argc, char **argv)
 		}
 		return do_dax(argv[2], size, seed, what);
 	}
-	if (!strcmp(argv[1], "node"))
-		return do_node(atoi(argv[2]), size, seed, argc > 5 ? argv[5] : NULL);
+	if (!strcmp(argv[1], "node")) {
+		const char *pause = argc > 5 ? argv[5] : NULL;
+
+		/* seconds, or a path to wait for: anything else is a typo, not "no pause" */
+		if (pause && pause[0] != '/' && (!*pause || strspn(pause, "0123456789") != strlen(pause))) {
+			fprintf(stderr, "PAUSE %s: seconds or an absolute path to wait for\n", pause);
+			return 2;
+		}
+		return do_node(atoi(argv[2]), size, seed, pause);
+	}
 	fprintf(stderr, "unknown kind %s\n", argv[1]);
 	return 2;
 }
