@@ -68,6 +68,12 @@ L2_EXTRA_MODULES = ("virtio_pmem", "nd_pmem", "zram")
 # zram: the stock baseline's swap device (vswapper.swap_on)
 HOST_EXTRA_MODULES = (*EXTRA_MODULES, "kvm_amd", "virtio_balloon", "zram")
 HOST_DIR = GUEST_IMAGE_DIR / "host"
+# Shell for hosts and VMs alike: cgroup v2 at /sys/fs/cgroup unless /proc/mounts has it there
+# (busybox has no mountpoint).
+MOUNT_CGROUP2 = (
+    "mkdir -p /sys/fs/cgroup && "
+    "{ grep -q ' /sys/fs/cgroup cgroup2 ' /proc/mounts || mount -t cgroup2 none /sys/fs/cgroup; }"
+)
 # `quiet`: every console character is a port write that exits from L2 to the host's QEMU
 # through two levels of (emulated) SVM; the boot messages alone cost about 50 s of an L2
 # boot here (docs/harness.md, "Nested"). Warnings and errors are still printed.
@@ -999,11 +1005,7 @@ class Host:
                 self.node = int(node[0])
         if kvm:
             self.run(f"modprobe kvm_amd {kvm_args} && test -c /dev/kvm")
-        # (busybox has no mountpoint)
-        self.run(
-            "mkdir -p /sys/fs/cgroup && "
-            "{ grep -q ' /sys/fs/cgroup cgroup2 ' /proc/mounts || mount -t cgroup2 none /sys/fs/cgroup; }"
-        )
+        self.run(MOUNT_CGROUP2)
         self.run(f"mkdir -p {RUN_DIR}")
         return self
 

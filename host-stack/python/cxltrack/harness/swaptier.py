@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from .agent import GuestError
-from .nested import Host, NestedVm, TierRun
+from .nested import MOUNT_CGROUP2, Host, NestedVm, TierRun
 
 CGROUP = "/sys/fs/cgroup/tier"
 TIER = "/dev/pmem0"
@@ -73,9 +73,7 @@ def nonzero_pages(host: Host, run: TierRun) -> int:
 def memory_cgroup(vm: NestedVm, limit: int) -> None:
     """The guest's memory cgroup CGROUP (cgroup v2) with memory.max = `limit` bytes."""
     vm.run(
-        "mkdir -p /sys/fs/cgroup && (grep -q ' /sys/fs/cgroup cgroup2 ' /proc/mounts || "
-        "mount -t cgroup2 none /sys/fs/cgroup) && "
-        f"echo +memory > /sys/fs/cgroup/cgroup.subtree_control && mkdir -p {CGROUP} && "
+        f"{MOUNT_CGROUP2} && echo +memory > /sys/fs/cgroup/cgroup.subtree_control && mkdir -p {CGROUP} && "
         f"echo {limit} > {CGROUP}/memory.max"
     )
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cxltrack.harness.agent import CommandResult, GuestError
-from cxltrack.harness.nested import DeviceMemory, Host, MemoryManager, MiB, NestedVm, VmSpec
+from cxltrack.harness.nested import MOUNT_CGROUP2, DeviceMemory, Host, MemoryManager, MiB, NestedVm, VmSpec
 
 DISK = "/run/cxlt/vswapper.img"
 DISK_ID = 7
@@ -96,9 +96,9 @@ def make_disk(host: Host, blocks: int) -> None:
 # zero-filled ones, which brings it back as an ordinary fault.) Runs last: it overwrites the
 # disk.
 GUEST_SWAP = (
-    "mkswap /dev/vda >/dev/null && swapon /dev/vda && mkdir -p /sys/fs/cgroup && "
-    "{ grep -q cgroup2 /proc/mounts || mount -t cgroup2 none /sys/fs/cgroup; } && "
-    "echo +memory > /sys/fs/cgroup/cgroup.subtree_control && mkdir -p /sys/fs/cgroup/w && "
+    "mkswap /dev/vda >/dev/null && swapon /dev/vda && "
+    + MOUNT_CGROUP2
+    + " && echo +memory > /sys/fs/cgroup/cgroup.subtree_control && mkdir -p /sys/fs/cgroup/w && "
     "echo {cap} > /sys/fs/cgroup/w/memory.high && "
     "sh -c 'echo $$ > /sys/fs/cgroup/w/cgroup.procs && exec cxl-memtest node 1 {size}K 7 3'"
 )
