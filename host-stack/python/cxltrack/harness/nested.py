@@ -483,6 +483,12 @@ class NestedVm:
         # refused the state at the destination ("Failed to set nested state: Invalid
         # argument") and the destination QEMU exited after the switch-over.
         cpu += ",-svm"
+        # No fast string moves: with FSRM (or ERMS) the VM's kernel copies with `rep movsb`,
+        # which TCG (L0 runs this VM's code) executes a byte at a time, and on the device's
+        # memory (the CXL window, a swap tier's pmem) every byte is then one I/O callback in
+        # L0. Without them memcpy and copy_mc move 8 bytes per access: an L2 swap-in from a
+        # tier took 153 ms/MiB with them and 42 without (docs/results.md, issue 15).
+        cpu += ",-fsrm,-erms"
         # A guest reset reboots the VM (no -no-reboot): under nested SVM on TCG an L2 kernel
         # has now and then died before its console came up, and with -no-reboot its QEMU then
         # exited with status 0 and no trace. Now -d cpu_reset logs the CPU state at the reset,
