@@ -5,8 +5,9 @@ device's chunks, which the L1 host's pool manager (cxlt-pool) hands out and take
 
 1. Swap-in per MiB (one VM, a memory cgroup in the guest, cxl-memtest writing more than its
    limit): the batch swap-in (`swapoff`) of the tier, of the disk swap area (an image in L1's
-   tmpfs behind virtio-blk) and of zram in the guest, each after the same workload swapped to
-   that area alone; every word verified after each.
+   tmpfs behind virtio-blk), of the same disk throttled to a hard disk's rates (HDD), and of
+   zram in the guest, each after the same workload swapped to that area alone; every word
+   verified after each.
 2. Recovery (the same VM): the workload swaps out to the tier and waits; its limit is raised
    and it touches and checks every page: by its own faults, then (second round) after a batch
    swap-in (`swapoff` of the tier); timed from the limit's lift to the last word verified. Then
@@ -20,7 +21,7 @@ zero before its mkswap (cxlt-daxcount on /dev/pmem0 in the guest), pages a workl
 holding other data than it wrote (cxl-memtest's word check: another VM's data, or a chunk
 scrubbed under it, would show there), and pages of a released run the host still reads not
 zero through /dev/dax0.0 after the pool's answer (cxlt-daxcount). Last line:
-    swapin_tier_vs_disk=<disk ms/MiB / tier ms/MiB> recovery_batch_vs_fault=<fault s / batch s>
+    swapin_tier_vs_disk=<hdd ms/MiB / tier ms/MiB> recovery_batch_vs_fault=<fault s / batch s>
     isolation_violations=<n> vms=<VMs of step 3>
 (ratios > 1: the tier, the batch swap-in faster). Writes out/experiments-memflex/results.json
 and memflex.png.
@@ -52,10 +53,17 @@ from cxltrack.harness.swaptier import (
     recovery_round,
     settled,
     start_memtest,
+    swap_on,
     swapin_round,
     tier_on,
     zram_on,
 )
+
+# The disk swap area as a hard disk (a 7200 rpm drive: ~150 requests per second where each
+# needs a seek, 150 MB/s off the platter), QEMU's throttling of the virtio-blk disk; without it
+# the disk is an image in L1's RAM. The seed's own disk swap-in: 2 GB in 212.96 s.
+HDD = (150, 150_000_000)
+HDD_LABEL = "disk (hdd: 150 req/s, 150 MB/s)"
 
 
 def log(msg: str) -> None:
@@ -78,6 +86,13 @@ def one_vm(host: Host, args: argparse.Namespace) -> tuple[list[SwapIn], list[Rec
         seed += 1
         swapins.append(swapin_round(vm, area, limit, fill, seed))
         log(f"swap-in {area}: {swapins[-1].mib:.1f} MiB in {swapins[-1].seconds:.2f} s")
+    # The disk again, as a hard disk: the image behind it is in L1's RAM.
+    seed += 1
+    vm.throttle_swap_disk(*HDD)
+    swap_on(vm, disk, 1)
+    swapins.append(swapin_round(vm, disk, limit, fill, seed, HDD_LABEL))
+    vm.throttle_swap_disk(0, 0)
+    log(f"swap-in {HDD_LABEL}: {swapins[-1].mib:.1f} MiB in {swapins[-1].seconds:.2f} s")
     zram = zram_on(vm, 64 * MiB)
     no_zram = None
     if zram is None:
@@ -164,8 +179,9 @@ def plot(swapins: list[SwapIn], recoveries: list[Recovery], hybrid: list[dict[st
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.6))
-    names = {TIER: "tier (pmem)", "/dev/zram0": "zram"}
-    axes[0].bar([names.get(s.area, "disk") for s in swapins], [s.ms_per_mib for s in swapins])
+    names = {TIER: "tier (pmem)", "/dev/zram0": "zram", HDD_LABEL: "disk (hdd)"}
+    axes[0].bar([names.get(s.name, "disk (RAM)") for s in swapins], [s.ms_per_mib for s in swapins])
+    axes[0].set_yscale("log")
     axes[0].set_title("batch swap-in (swapoff), ms per MiB")
     fault = [r.seconds for r in recoveries if not r.batch]
     batch = [r.seconds for r in recoveries if r.batch]
@@ -218,7 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         host.shutdown()
     tier = next(s for s in swapins if s.area == TIER)
-    disk = next(s for s in swapins if s.area.startswith("/dev/vd"))
+    disk = next(s for s in swapins if s.name == HDD_LABEL)
+    ram_disk = next(s for s in swapins if s.area.startswith("/dev/vd") and not s.label)
     zram = [s for s in swapins if s.area == "/dev/zram0"]
     fault = sum(r.seconds for r in recoveries if not r.batch)
     batch = sum(r.seconds for r in recoveries if r.batch)
@@ -254,7 +271,11 @@ def main(argv: list[str] | None = None) -> int:
     plot(swapins, recoveries, hybrid, args.out / "memflex.png")
     print(f"results: {args.out / 'results.json'}, plot: {args.out / 'memflex.png'}")
     for s in swapins:
-        print(f"memflex swapin area={s.area} mib={s.mib:.1f} seconds={s.seconds:.2f} ms_per_mib={s.ms_per_mib:.0f}")
+        print(
+            f"memflex swapin area={s.area} mib={s.mib:.1f} seconds={s.seconds:.2f} ms_per_mib={s.ms_per_mib:.0f}"
+            + (f" ({s.label})" if s.label else "")
+        )
+    print(f"memflex swapin_tier_vs_ram_disk={ram_disk.ms_per_mib / tier.ms_per_mib:.2f} (the disk image in L1's RAM)")
     if zram:
         print(f"memflex swapin_zram_vs_tier={tier.ms_per_mib / zram[0].ms_per_mib:.2f}")
     for r in recoveries:

@@ -588,7 +588,8 @@ class NestedVm:
                 "-drive",
                 f"file={self.swap_disk_path},if=none,id=swapdisk,format=raw",
                 "-device",
-                "virtio-blk-pci,drive=swapdisk,serial=cxlt-swap,logical_block_size=4096,physical_block_size=4096",
+                "virtio-blk-pci,drive=swapdisk,id=swapdev,serial=cxlt-swap,logical_block_size=4096,"
+                "physical_block_size=4096",
             ]
         return args
 
@@ -746,6 +747,25 @@ class NestedVm:
         if not out or out[-1] != f"ok node {node} pages {pages}" or len(gpas) != pages:
             raise GuestError(f"cxlt-touch {node} {pages} in {self.spec.name}: {out[-3:]}")
         return gpas
+
+    def throttle_swap_disk(self, iops: int, bps: int) -> None:
+        """Limit the disk swap area (SwapTier.disk_swap) to `iops` requests and `bps` bytes per
+        second, reads and writes together (QEMU's block_set_io_throttle; 0, 0: no limit): a
+        disk that is not the host's RAM, for a swap-in compared with the tier's."""
+        if self.qmp is None or self.spec.swap_tier is None or not self.spec.swap_tier.disk_swap:
+            raise GuestError(f"L2 VM {self.spec.name} has no disk swap area to throttle")
+        if iops < 0 or bps < 0:
+            raise ValueError(f"disk rates {iops} requests/s, {bps} bytes/s")
+        self.qmp.command(
+            "block_set_io_throttle",
+            id="/machine/peripheral/swapdev/virtio-backend",
+            bps=bps,
+            bps_rd=0,
+            bps_wr=0,
+            iops=iops,
+            iops_rd=0,
+            iops_wr=0,
+        )
 
     def hmp(self, line: str) -> str:
         if self.qmp is None:

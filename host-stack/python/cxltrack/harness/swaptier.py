@@ -141,9 +141,13 @@ def disk_area(vm: NestedVm) -> str:
     return disk[0]
 
 
+def swap_on(vm: NestedVm, area: str, priority: int) -> None:
+    """Swap to `area` again (its swap header stays through a swapoff)."""
+    vm.run(f"cxlt-swapon -p {priority} {area}")
+
+
 def tier_on(vm: NestedVm, priority: int = 10) -> None:
-    """Swap to the tier again (its swap header stays through a swapoff)."""
-    vm.run(f"cxlt-swapon -p {priority} {TIER}")
+    swap_on(vm, TIER, priority)
 
 
 def zram_on(vm: NestedVm, size: int, priority: int = 5) -> str | None:
@@ -180,13 +184,18 @@ class SwapIn:
     mib: float
     seconds: float
     verified: Verified
+    label: str = ""  # what the area was, where the device name does not say (a throttled disk)
+
+    @property
+    def name(self) -> str:
+        return self.label or self.area
 
     @property
     def ms_per_mib(self) -> float:
         return self.seconds * 1000 / self.mib
 
 
-def swapin_round(vm: NestedVm, area: str, limit: int, fill: int, seed: int) -> SwapIn:
+def swapin_round(vm: NestedVm, area: str, limit: int, fill: int, seed: int, label: str = "") -> SwapIn:
     """The workload swaps out to `area`, which must be the only area that takes pages (the
     highest priority, or the only one on); then the limit is lifted and `swapoff AREA` (a
     batch swap-in of every page it holds) is timed; the workload then verifies every word."""
@@ -202,7 +211,7 @@ def swapin_round(vm: NestedVm, area: str, limit: int, fill: int, seed: int) -> S
         timeout=600,
     ).out.split()
     verified = Verified.parse(memtest_done(vm, out), fill, seed)
-    return SwapIn(area, used / 1024, float(t[1]) - float(t[0]), verified)
+    return SwapIn(area, used / 1024, float(t[1]) - float(t[0]), verified, label)
 
 
 @dataclass
