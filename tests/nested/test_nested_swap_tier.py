@@ -150,6 +150,68 @@ def test_a_killed_pool_leaves_no_chunk_owned(host: Host) -> None:
     assert vm.tier_released is None  # nothing left to release: the chunks went with the pool
 
 
+def test_an_exhausted_pool_overflows_to_disk(host: Host) -> None:
+    """(d) MemFlex: a pool exhausted by other VMs overflows to disk rather than failing the VM.
+    In a pool of 4 chunks vma holds 1; vmb asks for 4 and gets the 3 there are, vmc asks for 2
+    and gets none: it starts with its disk swap alone, swaps a workload out there and verifies
+    every word. A VM with no disk to overflow to is refused with the pool's reason. Once vma
+    is gone its chunk reaches the next VM scrubbed."""
+    host.start_pool(0, 4 * host.chunk_bytes())
+    vma = host.start_vm(VmSpec("vma", swap_tier=SwapTier(1)))
+    vmb = host.start_vm(VmSpec("vmb", swap_tier=SwapTier(4, disk_swap=32 * MiB)))
+    assert vma.tier is not None and vma.tier_shortfall == 0
+    assert vmb.tier is not None and vmb.tier.count == 3 and vmb.tier_shortfall == 1, (vmb.tier, vmb.tier_shortfall)
+    assert owned_chunks(host, vmb.tier.owner) == list(range(vmb.tier.first, vmb.tier.first + 3))
+    vmc = host.start_vm(VmSpec("vmc", swap_tier=SwapTier(2, disk_swap=64 * MiB)))
+    assert vmc.tier is None and vmc.tier_shortfall == 2
+    swaps = vmc.swaps()
+    disk = disk_area(vmc)
+    assert "/dev/pmem0" not in swaps and swaps[disk][2] == 1, swaps
+    memory_cgroup(vmc, 8 * MiB)
+    fill = 24 * MiB
+    swapped_out(vmc, fill, 41, 5, "/tmp/memtest.out")
+    on_disk = vmc.swaps()[disk][1]
+    done = memtest_done(vmc, "/tmp/memtest.out")
+    assert f"ok node 0 bytes={fill} seed=41 " in done, done
+    assert on_disk * 1024 >= 8 * MiB, vmc.swaps()
+    with pytest.raises(PoolError, match=re.escape("no run of 2 free chunks (longest 0 of 4)")):
+        host.start_vm(VmSpec("vmd", swap_tier=SwapTier(2)))
+    run = vma.tier
+    vma.shutdown()
+    vmd = host.start_vm(VmSpec("vmd", swap_tier=SwapTier(1, check_fresh=True)))
+    assert vmd.tier is not None and vmd.tier.first == run.first and vmd.tier_fresh_nonzero == 0, vmd.tier
+    print(
+        f"[nested] exhausted pool: vmb got 3 of 4 chunks, vmc none ({on_disk} KiB to its disk, every word right); "
+        f"vma's chunk {run.first} reached vmd zero"
+    )
+
+
+def test_a_vm_killed_mid_swap_out_leaves_no_chunk_owned(host: Host) -> None:
+    """(e) A VM's QEMU is SIGKILLed while its workload swaps out to its tier: the host gives the
+    run back to the pool, every chunk FREE and zero and the owner's CHUNK_LIST empty, and the
+    pool hands the same chunks to the next VM, which reads them zero."""
+    vm = host.start_vm(VmSpec("vm0", swap_tier=SwapTier(8)))
+    run = vm.tier
+    assert run is not None
+    memory_cgroup(vm, 8 * MiB)
+    start_memtest(vm, 40 * MiB, 51, 30, "/tmp/memtest.out")
+    used = 0
+    for _ in range(600):
+        used = vm.swaps().get("/dev/pmem0", (0, 0, 0))[1]
+        if used >= 2048:
+            break
+    assert used >= 2048, vm.swaps()
+    host.run(f"kill -KILL {vm.pid}")
+    vm.shutdown()
+    assert vm.tier_released is not None and vm.tier_released["released"] == "8", vm.tier_released
+    assert owned_chunks(host, run.owner) == []
+    wait_free(host, range(run.first, run.first + run.count), timeout=5)
+    assert nonzero_pages(host, run) == 0
+    nxt = host.start_vm(VmSpec("vm1", swap_tier=SwapTier(8, check_fresh=True)))
+    assert nxt.tier is not None and nxt.tier.first == run.first and nxt.tier_fresh_nonzero == 0, nxt.tier
+    print(f"[nested] VM killed with {used} KiB in its tier: run {run.first}+{run.count} released, zero, reused")
+
+
 def test_swap_in_time_per_mib_tier_vs_disk(host: Host, swap_tier_lines: list[str]) -> None:
     """Step 5 of the slice, the smallest measurement: one VM with a tier (priority 10) and a disk
     swap area (priority 1, an image in the host's tmpfs). Round 1 swaps to the tier, round 2

@@ -260,7 +260,12 @@ class SwapTier:
     virtio-blk disk (serial `cxlt-swap`, a sparse image in the host's tmpfs), which takes the
     pages when the tier is full (the guest's own hybrid overflow). `check_fresh`: before
     `mkswap`, the VM counts the pages of /dev/pmem0 that are not zero (cxlt-daxcount in the
-    guest; NestedVm.tier_fresh_nonzero): a fresh run must read zero (isolation)."""
+    guest; NestedVm.tier_fresh_nonzero): a fresh run must read zero (isolation).
+
+    A pool without `chunks` free chunks in one run does not keep a VM with a disk swap area
+    from starting (MemFlex: an exhausted pool overflows to disk): the VM takes the longest
+    free run there is, or no tier at all, and swaps the rest to its disk
+    (NestedVm.tier_shortfall says how many chunks it went without)."""
 
     chunks: int
     priority: int = 10
@@ -471,6 +476,7 @@ class NestedVm:
         self.tier: TierRun | None = None  # the swap tier's chunks while the VM holds them
         self.tier_released: dict[str, str] | None = None  # the pool's answer to their release
         self.tier_fresh_nonzero: int | None = None  # SwapTier.check_fresh: non-zero pages seen
+        self.tier_shortfall = 0  # chunks of SwapTier.chunks the pool had no room for
 
     # -- command line ------------------------------------------------------------
     def qemu_args(self) -> list[str]:
@@ -568,21 +574,23 @@ class NestedVm:
     def _tier_size(self) -> int:
         if self.spec.swap_tier is None:
             return 0
-        if self.tier is None:
+        if self.tier is None and not self.tier_shortfall:
             raise ValueError(f"L2 VM {self.spec.name}: swap tier chunks not taken from the pool yet")
-        return self.tier.size
+        return self.tier.size if self.tier is not None else 0
 
     def _tier_args(self, t: SwapTier) -> list[str]:
         run = self.tier
-        if run is None or self.host.dax is None:
+        if (run is None and not self.tier_shortfall) or self.host.dax is None:
             raise ValueError("a swap tier needs chunks from the pool and the host's devdax region")
-        args = [
-            "-object",
-            f"memory-backend-file,id=tier0,mem-path={self.host.dax},share=on,align=2M,"
-            f"offset={run.offset},size={run.size // MiB}M",
-            "-device",
-            "virtio-pmem-pci,memdev=tier0,id=tierdev0",
-        ]
+        args = []
+        if run is not None:
+            args += [
+                "-object",
+                f"memory-backend-file,id=tier0,mem-path={self.host.dax},share=on,align=2M,"
+                f"offset={run.offset},size={run.size // MiB}M",
+                "-device",
+                "virtio-pmem-pci,memdev=tier0,id=tierdev0",
+            ]
         if t.disk_swap:
             args += [
                 "-drive",
@@ -604,7 +612,21 @@ class NestedVm:
         if self.host.dax is None:
             raise ValueError("a swap tier needs the host's devdax region")
         pool = self.host.pool or self.host.start_pool()
-        self.tier = pool.grow(self.spec.name, t.chunks)
+        try:
+            self.tier = pool.grow(self.spec.name, t.chunks)
+        except PoolError as exc:
+            # An exhausted pool: with a disk to overflow to, start on what there is.
+            m = re.search(r"no run of \d+ free chunks \(longest (\d+) of", str(exc))
+            if m is None or not t.disk_swap:
+                raise
+            longest = int(m.group(1))
+            self.tier = pool.grow(self.spec.name, longest) if longest else None
+            self.tier_shortfall = t.chunks - longest
+            print(
+                f"[nested] L2 VM {self.spec.name}: the pool had no {t.chunks} free chunks in a run; "
+                f"tier of {longest}, the rest of its swap to its disk",
+                flush=True,
+            )
         if t.disk_swap:
             self.host.make_disk(self.swap_disk_path, t.disk_swap)
 
@@ -614,6 +636,17 @@ class NestedVm:
         t = self.spec.swap_tier
         if t is None or not t.swapon:
             return
+        if self.tier is not None:
+            self._tier_swap_on(t)
+        if t.disk_swap:
+            self.run(
+                'd=; for b in /sys/block/vd*; do [ "$(cat $b/serial 2>/dev/null)" = cxlt-swap ] && '
+                'd=/dev/${b##*/}; done; [ -n "$d" ] || { echo no cxlt-swap disk >&2; exit 1; }; '
+                f"mkswap $d >/dev/null && cxlt-swapon -p {t.disk_priority} $d && echo $d",
+                timeout=120,
+            )
+
+    def _tier_swap_on(self, t: SwapTier) -> None:
         self.run(
             "modprobe virtio_pmem && modprobe nd_pmem && i=0; while [ ! -b /dev/pmem0 ]; do "
             "i=$((i + 1)); [ $i -gt 100 ] && { echo no /dev/pmem0 >&2; exit 1; }; sleep 0.1; done",
@@ -626,13 +659,6 @@ class NestedVm:
                 raise GuestError(f"L2 VM {self.spec.name}: cxlt-daxcount of /dev/pmem0: {out!r}")
             self.tier_fresh_nonzero = int(m.group(2))
         self.run(f"mkswap /dev/pmem0 >/dev/null && cxlt-swapon -p {t.priority} /dev/pmem0", timeout=120)
-        if t.disk_swap:
-            self.run(
-                'd=; for b in /sys/block/vd*; do [ "$(cat $b/serial 2>/dev/null)" = cxlt-swap ] && '
-                'd=/dev/${b##*/}; done; [ -n "$d" ] || { echo no cxlt-swap disk >&2; exit 1; }; '
-                f"mkswap $d >/dev/null && cxlt-swapon -p {t.disk_priority} $d && echo $d",
-                timeout=120,
-            )
 
     def swaps(self) -> dict[str, tuple[int, int, int]]:
         """The guest's /proc/swaps: device -> (size KiB, used KiB, priority)."""
