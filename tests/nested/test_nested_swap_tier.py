@@ -12,6 +12,7 @@ import re
 import pytest
 
 from cxltrack.harness.nested import Host, MiB, NestedVm, PoolError, SwapTier, VmSpec
+from cxltrack.harness.qmp import QmpError
 from cxltrack.harness.swaptier import (
     check_released,
     chunk_state,
@@ -31,6 +32,17 @@ from cxltrack.harness.swaptier import (
 
 def nonzero_bytes(vm: NestedVm, dev: str = "/dev/pmem0") -> int:
     return int(vm.run(f"tr -d '\\000' < {dev} | wc -c", timeout=300).out)
+
+
+def fill_tier(vm: NestedVm, size: int) -> None:
+    """Every byte of the VM's /dev/pmem0 not zero (random bytes, zeros made 'x'; not `yes`: the
+    agent's commands ignore SIGPIPE, and busybox `yes` then never ends), written past the
+    guest's page cache."""
+    vm.run(
+        f"dd if=/dev/urandom bs=1M count={size // MiB} iflag=fullblock 2>/dev/null | tr '\\000' x | "
+        "dd of=/dev/pmem0 bs=1M iflag=fullblock oflag=direct",
+        timeout=300,
+    )
 
 
 def test_a_vm_swaps_to_its_tier_and_gets_every_page_back(host: Host) -> None:
@@ -88,13 +100,7 @@ def test_a_released_tier_reaches_the_next_vm_scrubbed(host: Host) -> None:
     assert run1 is not None
     vm1.run("modprobe virtio_pmem && modprobe nd_pmem && i=0; while [ ! -b /dev/pmem0 ]; do sleep 0.1; done")
     size = run1.size
-    # Every byte not zero (random bytes, zeros made 'x'; not `yes`: the agent's commands ignore
-    # SIGPIPE, and busybox `yes` then never ends)
-    vm1.run(
-        f"dd if=/dev/urandom bs=1M count={size // MiB} iflag=fullblock 2>/dev/null | tr '\\000' x | "
-        "dd of=/dev/pmem0 bs=1M iflag=fullblock oflag=direct",
-        timeout=300,
-    )
+    fill_tier(vm1, size)
     assert nonzero_bytes(vm1) == size
     assert nonzero_pages(host, run1) == size // 4096
     vm1.shutdown()
@@ -110,6 +116,44 @@ def test_a_released_tier_reaches_the_next_vm_scrubbed(host: Host) -> None:
     found = nonzero_bytes(vm2)
     print(f"[nested] isolation: run {run1.first}+{run1.count}: vm1 wrote {size} bytes, vm2 read {found} non-zero")
     assert found == 0
+
+
+def test_a_released_tier_is_out_of_the_vms_reach(host: Host) -> None:
+    """Isolation after a shrink (issue 15): QEMU cannot unplug the tier's virtio-pmem device, so
+    release_tier() revokes the backend's mapping of the chunks (x-revoked) before the pool
+    releases them. A hostile guest that then writes every byte of /dev/pmem0 writes private
+    memory of its own QEMU: the released chunks stay zero, and the VM keeps running (and reads
+    its own writes back). The control: the same writes before the release reach the chunks."""
+    vm = host.start_vm(VmSpec("vm0", swap_tier=SwapTier(4, swapon=False)))
+    run = vm.tier
+    assert run is not None
+    vm.run("modprobe virtio_pmem && modprobe nd_pmem && i=0; while [ ! -b /dev/pmem0 ]; do sleep 0.1; done")
+    size = run.size
+    fill_tier(vm, size)
+    assert nonzero_pages(host, run) == size // 4096  # the control: the guest reaches the chunks
+    released = check_released(host, run, vm.release_tier())
+    assert released.owned_after == [] and released.nonzero_after == 0, released
+    # The hostile guest: /dev/pmem0 is still there (no unplug); it writes all of it.
+    fill_tier(vm, size)
+    found = nonzero_pages(host, run)
+    states = {c: chunk_state(host, c) for c in range(run.first, run.first + run.count)}
+    print(
+        f"[nested] released run {run.first}+{run.count}: guest rewrote /dev/pmem0, {found} pages not zero on the device"
+    )
+    assert found == 0
+    assert all(s == ("FREE", 0) for s in states.values()), states
+    # The VM runs on: its writes went to private memory, which it reads back; its RAM works.
+    assert nonzero_bytes(vm) == size
+    assert "ok node 0" in vm.run("cxl-memtest node 0 4M 44").out
+    # QEMU keeps the backend revoked and refuses what would reach the file again.
+    assert vm.qmp is not None
+    assert vm.qmp.command("qom-get", path="/objects/tier0", property="x-revoked") is True
+    with pytest.raises(QmpError, match="revoked"):
+        vm.qmp.command("qom-set", path="/objects/tier0", property="x-revoked", value=False)
+    with pytest.raises(QmpError, match="revoked"):
+        vm.qmp.command("migrate", uri="exec:cat >/dev/null")
+    vm.shutdown()
+    assert vm.tier_released is released.answer  # nothing left for the shutdown to release
 
 
 def test_a_killed_pool_leaves_no_chunk_owned(host: Host) -> None:

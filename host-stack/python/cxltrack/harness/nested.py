@@ -670,14 +670,25 @@ class NestedVm:
         batch swap-in), once the guest has swapped off /dev/pmem0; the pool's answer (also in
         `tier_released`) comes after the device's SCRUB_DONE of every chunk. QEMU 10.0 cannot
         unplug a virtio-pmem device ("this virtio based memory devices cannot be unplugged"),
-        so the VM's QEMU still maps the range: a guest that wrote /dev/pmem0 after this would
-        write chunks the pool may give another VM. The harness checks that the guest no longer
-        swaps there; a hostile guest is not kept out (docs/swap-design.md section 5)."""
+        and the guest keeps /dev/pmem0, so first the VM's QEMU revokes the backend's file
+        (`x-revoked`, QEMU patch 0006: anonymous memory mapped over the range, the file closed,
+        migration blocked): whatever the guest writes there afterwards stays in its own QEMU's
+        memory, never in chunks the pool may give another VM. A failed revocation fails the
+        release, and the chunks stay the VM's (docs/swap-design.md section 5)."""
         pool = self.host.pool
         if self.tier is None or pool is None or pool.dead:
             raise PoolError(f"L2 VM {self.spec.name} holds no tier chunks")
         if "/dev/pmem0" in self.swaps():
             raise PoolError(f"L2 VM {self.spec.name} still swaps to /dev/pmem0")
+        if self.qmp is None:
+            raise PoolError(f"L2 VM {self.spec.name}: no QMP monitor to revoke the tier with")
+        try:
+            self.qmp.command("qom-set", path="/objects/tier0", property="x-revoked", value=True)
+            revoked = self.qmp.command("qom-get", path="/objects/tier0", property="x-revoked")
+        except QmpError as exc:
+            raise PoolError(f"L2 VM {self.spec.name}: the tier's revocation failed, chunks kept: {exc}") from exc
+        if revoked is not True:
+            raise PoolError(f"L2 VM {self.spec.name}: the tier is not revoked (x-revoked={revoked!r}), chunks kept")
         self.tier = None
         self.tier_released = pool.release(self.spec.name)
         return self.tier_released
