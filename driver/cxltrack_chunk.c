@@ -329,9 +329,10 @@ static int cxlt_chunk_restore(struct cxlt_dev *cd, u32 c)
  * and stays bound. One that cannot be (raw mode, a command failed) loses
  * its binding and stays unscrubbed, as every unbound chunk does (detached
  * and in-kernel assignments, chunks released but not yet scrubbed): the
- * next CHUNK_ASSIGN of it scrubs it first. Every file that had a chunk
- * bound gets a CXLT_EV_RESET record saying how many it lost. SCRUB_DONE
- * routes are dropped: no scrub from before the reset completes.
+ * next CHUNK_ASSIGN of it scrubs it first. SCRUB_DONE routes are dropped:
+ * no scrub from before the reset completes. Every file that had a chunk
+ * bound, or waited for the SCRUB_DONE of one it released, gets a
+ * CXLT_EV_RESET record saying how many bound chunks it lost.
  */
 void cxlt_chunks_reset(struct cxlt_dev *cd, bool restore)
 {
@@ -343,7 +344,14 @@ void cxlt_chunks_reset(struct cxlt_dev *cd, bool restore)
 	lockdep_assert_held(&cd->evq_mutex);
 	bitmap_fill(cd->unscrubbed, cd->caps.num_chunks);
 	for (c = 0; c < cd->caps.num_chunks; c++) {
-		cxlt_evq_scrub_for(cd, c, 0, NULL);
+		/* a file waiting for a SCRUB_DONE that will not come hears of it */
+		spin_lock(&cd->evq_lock);
+		f = cd->chunk_bind[c].scrub_for;
+		if (f)
+			f->reset_note = true;
+		cd->chunk_bind[c].scrub_for = NULL;
+		cd->chunk_bind[c].scrub_owner = 0;
+		spin_unlock(&cd->evq_lock);
 		f = cd->chunk_bind[c].file;
 		if (!f)
 			continue;

@@ -401,10 +401,13 @@ struct cxlt_grant {
 #define CXLT_EV_ERROR		6
 /*
  * From the driver, not the device (SEQ 0): the device was reset (or lost its
- * state over suspend) while chunks were bound to this file. The driver gave
- * each back to its owner (OWNED again, bound, content kept); ARG is the
- * number it could not, which are no longer this file's (CHUNK_LIST of the
- * owner shows which remain). Flags include CXLT_EVENT_F_RESET.
+ * state over suspend) while chunks were bound to this file, or while it
+ * waited for the SCRUB_DONE of a chunk it released (that SCRUB_DONE will not
+ * come: the chunk is FREE, and is scrubbed before its next assignment). The
+ * driver gave each bound chunk back to its owner (OWNED again, bound,
+ * content kept); ARG is the number it could not, which are no longer this
+ * file's (CHUNK_LIST of the owner shows which remain). Flags include
+ * CXLT_EVENT_F_RESET.
  */
 #define CXLT_EV_RESET		0x80
 
