@@ -274,8 +274,9 @@ def test_a_device_reset_keeps_a_running_vms_tier(host: Host) -> None:
     assert "device reset 1 " in pool.log() and " 8 chunks of running vms OWNED" in pool.log(), pool.log()
     # Nobody else may take a chunk of the run: an administrator's assignment is refused
     # (before the fix it succeeded, the driver scrubbing the VM's swapped pages first).
-    taken = host.run(f"cxltrack chunk assign {run.first} 4242 --keep", check=False)
-    assert not taken.ok and chunk_state(host, run.first) == ("OWNED", run.owner), (taken.out, taken.err)
+    for c in chunks:
+        taken = host.run(f"cxltrack chunk assign {c} 4242 --keep", check=False)
+        assert not taken.ok and chunk_state(host, c) == ("OWNED", run.owner), (c, taken.out, taken.err)
     # Another VM's grow gets other chunks, never the running VM's.
     pool.ask("open probe")
     other = pool.ask("grow probe 4")
