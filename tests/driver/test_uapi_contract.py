@@ -77,6 +77,17 @@ def test_reset_gives_a_files_chunks_back(tracker_vm: TrackerFactory) -> None:
     t.run("cxltrack chunk release 5 24")
 
 
+def test_reset_in_raw_mode_tells_the_file_it_lost_its_chunk(tracker_vm: TrackerFactory) -> None:
+    """When the driver cannot give a bound chunk back after a reset (here: the reset comes
+    while another file holds raw mode, so the driver may not command the device), the binding
+    goes, the file's RESET record says it lost one chunk, its owner's CHUNK_LIST is empty, and
+    the chunk's next owner gets it scrubbed (reads zeros where the first owner wrote)."""
+    t = tracker_vm(raw=True)
+    out = t.run(f"cxlt-test chunkresetraw {DAX}", timeout=120).out
+    print(out)
+    assert "ok chunkresetraw" in out, out
+
+
 def test_reset_restores_control_and_interrupts(tracker_vm: TrackerFactory) -> None:
     """After a function reset the driver restores CTRL and SLOT_TIMEOUT from its shadows and
     re-enables the interrupt (events arrive again)."""

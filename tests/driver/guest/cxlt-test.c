@@ -43,6 +43,10 @@
  *                                              data, a RESET record with nothing lost, no
  *                                              other file takes it, the release scrubs it;
  *                                              a detached chunk is FREE
+ *   cxlt-test chunkresetraw DAX                a reset while another file holds raw mode
+ *                                              (needs allow_raw=1): the driver cannot give
+ *                                              the chunk back; the file's RESET record says
+ *                                              it lost it, the next owner reads zeros
  *   cxlt-test cache    DAX                     user-space CPU-cache contract: BAT and merge
  *                                              calls that name the caller's mapping, harvest
  *                                              with WRITEBACK
@@ -1486,15 +1490,43 @@ static void chunk_words(unsigned int chunk, int write, int want_zero, const char
 		fail("chunk %u %s: %u of %" PRIu64 " words wrong", chunk, when, bad, pages + 1);
 }
 
+/* The RESET record of @who (exactly one within 5 s); its ARG, the chunks @who lost. */
+static uint64_t reset_record(struct cxltrack *who)
+{
+	double end = now_s() + 5;
+	struct cxlt_event ev[16];
+	uint64_t lost = 0;
+	int n, resets = 0;
+
+	while (!resets && now_s() < end) {
+		n = cxltrack_events(who, ev, 16, 500);
+		check(n, "events");
+		for (int i = 0; i < n; i++) {
+			if (ev[i].type != CXLT_EV_RESET)
+				continue;
+			if (!(ev[i].flags & CXLT_EVENT_F_RESET) || ev[i].seq)
+				fail("RESET record: flags %#x seq %u", ev[i].flags, ev[i].seq);
+			lost = ev[i].arg;
+			resets++;
+		}
+	}
+	n = cxltrack_events(who, ev, 16, 200);
+	check(n, "events");
+	for (int i = 0; i < n; i++)
+		resets += ev[i].type == CXLT_EV_RESET;
+	if (resets != 1)
+		fail("%d RESET records for a file with a chunk bound, want 1", resets);
+	return lost;
+}
+
 static int mode_chunkreset(const char *daxdev, const char *bdf)
 {
 	unsigned int x = 3, y = 4, z = 5;	/* inside the first 256 MiB, none of chunkbind's */
 	struct cxltrack *a, *b;
 	struct cxlt_event ev[16];
 	char path[128];
-	double end;
-	int n, resets = 0;
 	FILE *f;
+	int n;
 
 	check(cxltrack_open(NULL, &t), "open");
 	check(cxltrack_dax_open(daxdev, 256ul << 20, &dax), daxdev);
@@ -1516,21 +1548,8 @@ static int mode_chunkreset(const char *daxdev, const char *bdf)
 	expect_chunk(b, z, CXLT_CHUNKST_FREE, 0, "after the reset (detached)");
 	chunk_words(x, 0, 0, "after the reset");
 	/* A learns of the reset from its own file, with nothing lost. */
-	end = now_s() + 5;
-	while (!resets && now_s() < end) {
-		n = cxltrack_events(a, ev, 16, 500);
-		check(n, "events (A)");
-		for (int i = 0; i < n; i++) {
-			if (ev[i].type != CXLT_EV_RESET)
-				continue;
-			if (!(ev[i].flags & CXLT_EVENT_F_RESET) || ev[i].arg)
-				fail("RESET record: flags %#x, %" PRIu64 " chunks lost", ev[i].flags,
-				     (uint64_t)ev[i].arg);
-			resets++;
-		}
-	}
-	if (resets != 1)
-		fail("%d RESET records for the file with a chunk bound, want 1", resets);
+	if (reset_record(a))
+		fail("RESET record: chunks lost, want none");
 	n = cxltrack_events(b, ev, 16, 0);
 	check(n, "events (B)");
 	for (int i = 0; i < n; i++)
@@ -1552,6 +1571,55 @@ static int mode_chunkreset(const char *daxdev, const char *bdf)
 	printf("ok chunkreset: chunk %u OWNED by owner 21 after the reset with its %u pages intact, "
 	       "one RESET record (none lost), refused to another file, scrubbed by the owner's "
 	       "release; detached chunk %u FREE\n", x, 1U << (t->info.chunk_shift - 12), z);
+	return 0;
+}
+
+static int mode_chunkreset_raw(const char *daxdev)
+{
+	unsigned int x = 6;
+	struct cxltrack *a, *b, *raw;
+	struct cxlt_event ev[16];
+	uint8_t *bitmap;
+	uint64_t count, lost;
+	size_t len;
+
+	check(cxltrack_open(NULL, &t), "open");
+	check(cxltrack_dax_open(daxdev, 256ul << 20, &dax), daxdev);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	check(cxltrack_open(NULL, &a), "open (tenant A)");
+	check(cxltrack_open(NULL, &b), "open (tenant B)");
+	check(cxltrack_open(NULL, &raw), "open (raw)");
+	check(assign_when_free(a, x, 25, 0), "assign x to owner 25 (bound to A)");
+	chunk_words(x, 1, 0, "written");
+	while (cxltrack_events(a, ev, 16, 0) > 0)
+		;
+	/* In raw mode the driver may not command the device: it cannot give x back. */
+	check(cxltrack_raw(raw, CXLT_RAW_ENTER, 0, 0, NULL), "raw enter");
+	check(cxltrack_raw(raw, CXLT_RAW_RESET, 0, 0, NULL), "raw reset");
+	check(cxltrack_raw(raw, CXLT_RAW_EXIT, 0, 0, NULL), "raw exit");
+	lost = reset_record(a);
+	if (lost != 1)
+		fail("RESET record: %" PRIu64 " chunks lost, want 1", lost);
+	expect_chunk(b, x, CXLT_CHUNKST_FREE, 0, "after a reset in raw mode");
+	len = (t->info.num_chunks + 7) / 8;
+	bitmap = calloc(1, len);
+	if (!bitmap)
+		fail("oom");
+	check(cxltrack_chunk_list(a, 25, bitmap, len, &count), "CHUNK_LIST(25)");
+	free(bitmap);
+	if (count)
+		fail("owner 25 still has %" PRIu64 " chunks after losing x", count);
+	expect_err(cxltrack_chunk_release(a, x, 25), -ENOENT, "RELEASE of a lost chunk");
+	/* Unbound and unscrubbed: its next owner gets it scrubbed. */
+	check(assign_when_free(b, x, 26, 0), "assign x to owner 26 (bound to B)");
+	expect_chunk(a, x, CXLT_CHUNKST_OWNED, 26, "B's");
+	chunk_words(x, 0, 1, "for its next owner");
+	check(cxltrack_chunk_release(b, x, 26), "RELEASE (B)");
+	cxltrack_close(raw);
+	cxltrack_close(a);
+	cxltrack_close(b);
+	printf("ok chunkresetraw: chunk %u lost by its file at a reset in raw mode (RESET record: "
+	       "1 lost), FREE, scrubbed for its next owner\n", x);
 	return 0;
 }
 
@@ -1724,6 +1792,8 @@ int main(int argc, char **argv)
 	if (argc >= 4 && !strcmp(argv[1], "chunkreset")) {
 		return mode_chunkreset(argv[2], argv[3]);
 	}
+	if (argc >= 3 && !strcmp(argv[1], "chunkresetraw"))
+		return mode_chunkreset_raw(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "cache")) {
 		setup(argv[2], 64, 1);
 		return mode_cache();
