@@ -293,19 +293,85 @@ void cxlt_chunks_release_file(struct cxlt_dev *cd, struct cxlt_file *f)
 	up_read(&cd->life);
 }
 
-/**
- * cxlt_chunks_forget() - the device was reset: no chunk is bound any more
- * @cd: tracker; caller holds cmd_lock
+/*
+ * Give bound chunk @c back to its owner after a reset: FREE (the reset freed
+ * it) is assigned again, OWNED by the owner already is left. Caller holds
+ * cmd_lock. Return: 0 when the device has it OWNED by the owner.
  */
-void cxlt_chunks_forget(struct cxlt_dev *cd)
+static int cxlt_chunk_restore(struct cxlt_dev *cd, u32 c)
 {
-	u32 c;
+	u32 want = cd->chunk_bind[c].owner;
+	struct cxlt_cmd_res res;
+	u64 state, owner;
+	int ret;
+
+	ret = cxlt_chunk_state(cd, c, &state, &owner);
+	if (ret)
+		return ret;
+	if (state == CXLT_CHUNK_STATE_OWNED && owner == want)
+		return 0;
+	if (state != CXLT_CHUNK_STATE_FREE)
+		return -EBUSY;
+	/* no scrub: the content is this owner's (spec 14, "Reset") */
+	return cxlt_cmd(cd, CXLT_OP_CHUNK_ASSIGN, 0, c, want, 0, &res);
+}
+
+/**
+ * cxlt_chunks_reset() - the device was reset: give bound chunks back
+ * @cd: tracker; caller holds cmd_lock and evq_mutex (no command of anyone
+ *      else can run before this one's)
+ * @restore: the driver may command the device (false in raw mode)
+ *
+ * A reset frees every chunk without a scrub, but the memory keeps its
+ * content (a CXL function reset does not touch CXL.mem), and whoever a
+ * file handed its chunks to (a VM's swap tier) still maps them. So every
+ * chunk bound to a file is assigned to its owner again, without a scrub,
+ * and stays bound. One that cannot be (raw mode, a command failed) loses
+ * its binding and stays unscrubbed, as every unbound chunk does (detached
+ * and in-kernel assignments, chunks released but not yet scrubbed): the
+ * next CHUNK_ASSIGN of it scrubs it first. SCRUB_DONE routes are dropped:
+ * no scrub from before the reset completes. Every file that had a chunk
+ * bound, or waited for the SCRUB_DONE of one it released, gets a
+ * CXLT_EV_RESET record saying how many bound chunks it lost.
+ */
+void cxlt_chunks_reset(struct cxlt_dev *cd, bool restore)
+{
+	struct cxlt_file *f;
+	u32 c, restored = 0, lost = 0;
+	int ret;
 
 	lockdep_assert_held(&cd->cmd_lock);
+	lockdep_assert_held(&cd->evq_mutex);
+	bitmap_fill(cd->unscrubbed, cd->caps.num_chunks);
 	for (c = 0; c < cd->caps.num_chunks; c++) {
+		/* a file waiting for a SCRUB_DONE that will not come hears of it */
+		spin_lock(&cd->evq_lock);
+		f = cd->chunk_bind[c].scrub_for;
+		if (f)
+			f->reset_note = true;
+		cd->chunk_bind[c].scrub_for = NULL;
+		cd->chunk_bind[c].scrub_owner = 0;
+		spin_unlock(&cd->evq_lock);
+		f = cd->chunk_bind[c].file;
+		if (!f)
+			continue;
+		f->reset_note = true;
+		ret = restore ? cxlt_chunk_restore(cd, c) : -EBUSY;
+		if (!ret) {
+			clear_bit(c, cd->unscrubbed);
+			restored++;
+			continue;
+		}
+		dev_warn_ratelimited(&cd->dev, "chunk %u of owner %u not given back after a reset: %d\n",
+				     c, cd->chunk_bind[c].owner, ret);
+		f->reset_lost++;
+		lost++;
 		cxlt_chunk_bind(cd, c, NULL, 0);
-		cxlt_evq_scrub_for(cd, c, 0, NULL);
 	}
+	if (restored || lost)
+		dev_info(&cd->dev, "reset: %u bound chunks given back to their owners, %u lost\n",
+			 restored, lost);
+	cxlt_evq_reset_records(cd);
 }
 
 /**

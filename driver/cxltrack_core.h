@@ -194,6 +194,13 @@ struct cxlt_file {
 	spinlock_t grant_lock;
 	unsigned int nr_grants;
 	struct { u64 start, count; } grants[CXLT_GRANTS_MAX];
+	/*
+	 * A reset found chunks bound to this file (it gets a CXLT_EV_RESET
+	 * record) and how many of them could not be given back to it. Under
+	 * cmd_lock; see cxlt_chunks_reset().
+	 */
+	bool reset_note;
+	u32 reset_lost;
 };
 
 struct cxlt_cmd_res {
@@ -283,7 +290,7 @@ int cxlt_do_chunk(struct cxlt_dev *cd, struct cxlt_file *f,
 int cxlt_do_chunk_list(struct cxlt_dev *cd, struct cxlt_file *f, u32 owner,
 		       u8 *bitmap, u64 *count);
 void cxlt_chunks_release_file(struct cxlt_dev *cd, struct cxlt_file *f);
-void cxlt_chunks_forget(struct cxlt_dev *cd);
+void cxlt_chunks_reset(struct cxlt_dev *cd, bool restore);
 void cxlt_chunks_recheck(struct cxlt_dev *cd);
 
 /* cxltrack_evq.c */
@@ -292,6 +299,7 @@ void cxlt_irq_teardown(struct cxlt_dev *cd);
 void cxlt_evq_drain(struct cxlt_dev *cd);
 void cxlt_evq_add_file(struct cxlt_dev *cd, struct cxlt_file *f);
 void cxlt_evq_del_file(struct cxlt_dev *cd, struct cxlt_file *f);
+void cxlt_evq_reset_records(struct cxlt_dev *cd);
 void cxlt_evq_scrub_for(struct cxlt_dev *cd, u32 chunk, u32 owner,
 			struct cxlt_file *f);
 bool cxlt_evq_pending(struct cxlt_dev *cd, struct cxlt_file *f);

@@ -175,20 +175,24 @@ void cxlt_file_release(struct cxlt_dev *cd, struct cxlt_file *f)
  * @cd: tracker; caller holds cmd_lock and evq_mutex
  *
  * Every slot and chunk is free on the device, and the chunks were freed
- * without a scrub (spec sections 7 and 11): forget slot ownership and chunk
- * bindings, mark
- * every chunk unscrubbed (the next CHUNK_ASSIGN of each scrubs it first),
- * flag the next event record, and tell in-kernel users.
+ * without a scrub (spec sections 7 and 11), but their memory kept its
+ * content. Slot ownership is forgotten; every chunk bound to a file is
+ * assigned to its owner again and stays bound, unless the driver is in raw
+ * mode (it may not command the device then) or the restore fails; every
+ * other chunk is marked unscrubbed (the next CHUNK_ASSIGN of each scrubs it
+ * first), see cxlt_chunks_reset(). The next event record is flagged, files
+ * that had chunks bound get a CXLT_EV_RESET record, in-kernel users are
+ * told.
  */
 void cxlt_state_lost(struct cxlt_dev *cd)
 {
 	lockdep_assert_held(&cd->cmd_lock);
 	lockdep_assert_held(&cd->evq_mutex);
 	memset(cd->slot_owner, 0, sizeof(cd->slot_owner));
-	cxlt_chunks_forget(cd);
-	bitmap_fill(cd->unscrubbed, cd->caps.num_chunks);
+	/* the restore's commands learn the sequence the reset started again */
 	cd->cmd_seq_valid = false;
 	cd->evt_seq_valid = false;
 	cd->evt_flags |= CXLT_EVENT_F_RESET;
+	cxlt_chunks_reset(cd, !cd->raw_owner);
 	blocking_notifier_call_chain(&cd->notifier, CXLT_NOTIFY_RESET, NULL);
 }

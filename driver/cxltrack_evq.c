@@ -74,31 +74,68 @@ void cxlt_evq_scrub_for(struct cxlt_dev *cd, u32 chunk, u32 owner,
 	spin_unlock(&cd->evq_lock);
 }
 
+/* Put @ev on @f's ring (or flag its overrun); caller holds evq_lock. */
+static void cxlt_evq_put(struct cxlt_file *f, const struct cxlt_event *ev)
+{
+	struct cxlt_event *slot;
+
+	if (f->head - f->tail >= CXLT_FILE_RING) {
+		f->overrun = true;
+		return;
+	}
+	slot = &f->ring[f->head % CXLT_FILE_RING];
+	*slot = *ev;
+	if (f->overrun) {
+		slot->flags |= CXLT_EVENT_F_OVERRUN;
+		f->overrun = false;
+	}
+	f->head++;
+}
+
 static void cxlt_evq_deliver(struct cxlt_dev *cd, const struct cxlt_event *ev)
 {
 	struct cxlt_file *f, *owner;
 
 	spin_lock(&cd->evq_lock);
 	owner = cxlt_evq_owner(cd, ev);
-	list_for_each_entry(f, &cd->files, node) {
-		struct cxlt_event *slot;
-
-		if (!f->all_events && f != owner)
-			continue;
-		if (f->head - f->tail >= CXLT_FILE_RING) {
-			f->overrun = true;
-			continue;
-		}
-		slot = &f->ring[f->head % CXLT_FILE_RING];
-		*slot = *ev;
-		if (f->overrun) {
-			slot->flags |= CXLT_EVENT_F_OVERRUN;
-			f->overrun = false;
-		}
-		f->head++;
-	}
+	list_for_each_entry(f, &cd->files, node)
+		if (f->all_events || f == owner)
+			cxlt_evq_put(f, ev);
 	spin_unlock(&cd->evq_lock);
 	blocking_notifier_call_chain(&cd->notifier, ev->type, (void *)ev);
+}
+
+/**
+ * cxlt_evq_reset_records() - tell files with chunks that the device was reset
+ * @cd: tracker; caller holds cmd_lock (the files' reset notes)
+ *
+ * Each file noted by cxlt_chunks_reset() gets a CXLT_EV_RESET record (from
+ * the driver, SEQ 0) whose ARG is the number of its chunks it lost.
+ */
+void cxlt_evq_reset_records(struct cxlt_dev *cd)
+{
+	struct cxlt_event ev = {
+		.type = CXLT_EV_RESET,
+		.flags = CXLT_EVENT_F_RESET,
+		.timestamp_ns = ktime_get_ns(),
+	};
+	struct cxlt_file *f;
+	bool woke = false;
+
+	lockdep_assert_held(&cd->cmd_lock);
+	spin_lock(&cd->evq_lock);
+	list_for_each_entry(f, &cd->files, node) {
+		if (!f->reset_note)
+			continue;
+		ev.arg = f->reset_lost;
+		cxlt_evq_put(f, &ev);
+		f->reset_note = false;
+		f->reset_lost = 0;
+		woke = true;
+	}
+	spin_unlock(&cd->evq_lock);
+	if (woke)
+		wake_up_interruptible(&cd->wq);
 }
 
 /**

@@ -344,6 +344,8 @@ const char *cxltrack_event_name(unsigned int type)
 	/* the register map's names (the driver asserts CXLT_EV_* == CXLT_EVENT_*) */
 	static const char *const names[] = CXLT_EVENT_NAMES;
 
+	if (type == CXLT_EV_RESET)
+		return "RESET";
 	if (type != CXLT_EVENT_NONE && type < sizeof(names) / sizeof(names[0]) && names[type])
 		return names[type];
 	return "UNKNOWN";

@@ -12,19 +12,34 @@
  *       send one request, print the answer; exit 0 on "ok", 1 on "error"
  *
  * Requests, one line each; the answer is one line, "ok ..." or "error WHY":
- *   ping                  ok pool first=F count=C chunk_bytes=B free=N vms=V
+ *   ping                  ok pool first=F count=C chunk_bytes=B free=N vms=V resets=R
+ *                         lost=L   (device resets seen; chunks of running VMs the
+ *                         driver could not give back, kept out of the pool)
  *   open VM               ok vm=VM owner=O         (an owner id no chunk has)
  *   grow VM N             ok vm=VM owner=O first=C count=N dpa=0xD bytes=S
  *                         (a contiguous run of N free chunks, assigned to O)
  *   list VM               ok vm=VM owner=O chunks=N runs=C+N,...
- *   release VM            ok vm=VM owner=O released=N scrub_ms=T
- *                         (released, scrubbed by the device, VM forgotten)
+ *   release VM            ok vm=VM owner=O released=N scrub_ms=T lost=L
+ *                         (released, scrubbed by the device, VM forgotten; L chunks a
+ *                         reset took from it went back to the pool unreleased)
  *
  * The tracker stays open for the process's life and every chunk is bound to
  * that file (not detached): when the pool dies, even by SIGKILL, the driver
  * releases its chunks and the device scrubs them, so no chunk is left owned
  * by nobody and no VM's data reaches another. A VM still running then loses
  * its tier: its QEMU must be stopped before the pool.
+ *
+ * A device reset (the tracker's PCI function reset) frees every chunk
+ * without a scrub; memory keeps its content and the VMs keep their mappings.
+ * The driver gives every chunk bound to the pool's file back to its owner
+ * and sends the file a RESET record (also when the pool only waited for a
+ * SCRUB_DONE, which will not come then). On that record the pool re-audits
+ * its table against the device (audit()): a VM's chunk OWNED by its owner
+ * again is fine; one the driver could not give back stays the VM's in the
+ * table (its QEMU still maps it: it must never reach another VM) until the
+ * VM is released; a released chunk whose SCRUB_DONE was awaited and is FREE
+ * now goes back to the pool (the driver scrubs such a chunk before its next
+ * owner gets it). What it found goes to the log.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -60,6 +75,8 @@ struct pool {
 	struct vm vms[MAX_VMS];
 	int *holder;		/* per chunk of the range: index into vms, or -1 */
 	uint8_t *scrubbing;	/* per chunk of the range: released, SCRUB_DONE not seen */
+	uint8_t *lost;		/* per chunk of the range: its VM's, but a reset took it */
+	unsigned int resets;	/* RESET records seen */
 	uint8_t *bitmap;	/* CHUNK_LIST buffer over the whole device */
 	size_t bitmap_len;
 };
@@ -117,18 +134,77 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Take the SCRUB_DONE events that arrived; wait up to timeout_ms for more. */
+/*
+ * The device was reset: check every chunk of the table against the device
+ * (see the top of the file) and log what was found.
+ */
+static void audit(struct pool *p, uint64_t lost_by_driver)
+{
+	unsigned int owned = 0, lost = 0, freed = 0, pending = 0, other = 0;
+
+	p->resets++;
+	for (unsigned int i = 0; i < p->count; i++) {
+		unsigned int c = p->first + i, state, owner;
+		int ret = cxltrack_chunk_query(p->t, c, &state, &owner);
+
+		if (p->holder[i] >= 0 && !p->lost[i]) {
+			unsigned int want = p->vms[p->holder[i]].owner;
+
+			if (!ret && state == CXLT_CHUNK_STATE_OWNED && owner == want) {
+				owned++;
+				continue;
+			}
+			/* Its QEMU still maps it: never hand it out while the VM is there. */
+			p->lost[i] = 1;
+			lost++;
+			fprintf(stderr, "cxlt-pool: reset: chunk %u of vm %s (owner %u) not given back: "
+				"%s state %u owner %u; kept out of the pool until the vm is released\n", c,
+				p->vms[p->holder[i]].name, want, ret ? cxltrack_strerror(ret) : "ok", state,
+				owner);
+		} else if (p->scrubbing[i]) {
+			if (!ret && state == CXLT_CHUNK_STATE_FREE) {
+				/* no SCRUB_DONE will come; the driver scrubs it before its next owner */
+				p->scrubbing[i] = 0;
+				freed++;
+			} else {
+				pending++;	/* released after the reset: its SCRUB_DONE comes */
+			}
+		} else if (p->holder[i] < 0 && !ret && state != CXLT_CHUNK_STATE_FREE) {
+			other++;	/* not ours: CHUNK_LIST(0) keeps grow away from it */
+		}
+	}
+	fprintf(stderr, "cxlt-pool: device reset %u (the driver lost %" PRIu64 " of our chunks): "
+		"%u chunks of running vms OWNED by their owners again, %u lost, %u released chunks "
+		"FREE without SCRUB_DONE (back in the pool), %u still scrubbing, %u held by "
+		"others\n", p->resets, lost_by_driver, owned, lost, freed, pending, other);
+}
+
+/* Take the SCRUB_DONE and RESET records that arrived; wait up to timeout_ms for more. */
 static int take_events(struct pool *p, int timeout_ms)
 {
 	struct cxlt_event ev[32];
 	int n = cxltrack_events(p->t, ev, 32, timeout_ms);
+	uint64_t reset_lost = 0;
+	int reset = 0;
 
 	for (int i = 0; i < n; i++) {
 		unsigned int c = ev[i].index;
 
+		/*
+		 * The driver's RESET record (flagged CXLT_EVENT_F_RESET) reaches every
+		 * file with chunks at stake; the flag on the device's next record, if
+		 * that comes to us, is the same reset.
+		 */
+		if (ev[i].type == CXLT_EV_RESET) {
+			reset = 1;
+			reset_lost += ev[i].arg;
+		}
 		if (ev[i].type == CXLT_EV_SCRUB_DONE && c >= p->first && c < p->first + p->count)
 			p->scrubbing[c - p->first] = 0;
 	}
+	/* after the batch: a SCRUB_DONE after the record is one of a release since */
+	if (reset)
+		audit(p, reset_lost);
 	return n;
 }
 
@@ -144,6 +220,12 @@ static int release_run(struct pool *p, unsigned int owner, const int *which, uns
 	for (unsigned int i = 0; i < n; i++) {
 		unsigned int c = (unsigned int)which[i];
 
+		if (p->lost[c]) {
+			/* a reset took it from the owner: FREE, the driver scrubs it first */
+			p->lost[c] = 0;
+			p->holder[c] = -1;
+			continue;
+		}
 		ret = cxltrack_chunk_release(p->t, p->first + c, owner);
 		if (ret) {
 			/* Still bound to this file: released when the pool exits. */
@@ -303,14 +385,19 @@ static int do_release(struct pool *p, struct vm *vm, char *out, size_t len)
 	int *which = calloc(p->count, sizeof(*which));
 	double ms = 0;
 
+	unsigned int lost = 0;
+
 	if (!which)
 		return reply(out, len, "error out of memory");
+	take_events(p, 0);	/* a reset not yet audited */
 	for (unsigned int i = 0; i < p->count; i++)
-		if (p->holder[i] == idx)
+		if (p->holder[i] == idx) {
 			which[n++] = (int)i;
+			lost += p->lost[i];
+		}
 	if (!release_run(p, vm->owner, which, n, &released, &ms, out, len)) {
-		reply(out, len, "ok vm=%s owner=%u released=%u scrub_ms=%.0f", vm->name, vm->owner,
-		      released, ms);
+		reply(out, len, "ok vm=%s owner=%u released=%u scrub_ms=%.0f lost=%u", vm->name,
+		      vm->owner, released, ms, lost);
 		vm->owner = 0;
 	}
 	free(which);
@@ -338,19 +425,22 @@ static void handle(struct pool *p, char *line, char *out, size_t len)
 	}
 	if (!strcmp(argv[0], "ping") && argc == 1) {
 		uint64_t free_count = 0;
-		unsigned int vms = 0;
+		unsigned int vms = 0, lost = 0;
 
 		take_events(p, 0);
 		if (!cxltrack_chunk_list(p->t, 0, p->bitmap, p->bitmap_len, &free_count)) {
 			free_count = 0;
 			for (unsigned int c = p->first; c < p->first + p->count; c++)
 				free_count += (p->bitmap[c / 8] >> (c % 8) & 1) &&
-					      !p->scrubbing[c - p->first];
+					      !p->scrubbing[c - p->first] && p->holder[c - p->first] < 0;
 		}
 		for (int i = 0; i < MAX_VMS; i++)
 			vms += p->vms[i].owner != 0;
+		for (unsigned int i = 0; i < p->count; i++)
+			lost += p->lost[i];
 		reply(out, len, "ok pool first=%u count=%u chunk_bytes=%" PRIu64 " free=%" PRIu64
-		      " vms=%u", p->first, p->count, p->chunk_bytes, free_count, vms);
+		      " vms=%u resets=%u lost=%u", p->first, p->count, p->chunk_bytes, free_count, vms,
+		      p->resets, lost);
 		return;
 	}
 	if (!strcmp(argv[0], "open") && argc == 2) {
@@ -429,7 +519,8 @@ static int serve(int argc, char **argv)
 	p.bitmap = calloc(1, p.bitmap_len);
 	p.holder = malloc(count * sizeof(*p.holder));
 	p.scrubbing = calloc(count, 1);
-	if (!p.bitmap || !p.holder || !p.scrubbing) {
+	p.lost = calloc(count, 1);
+	if (!p.bitmap || !p.holder || !p.scrubbing || !p.lost) {
 		fprintf(stderr, "cxlt-pool: out of memory\n");
 		return 1;
 	}

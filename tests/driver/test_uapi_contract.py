@@ -58,6 +58,36 @@ def test_reset_does_not_hand_out_unscrubbed_chunks(tracker_vm: TrackerFactory) -
     assert t.run(f"cxltrack chunk query {chunk}").out.strip() == "state=OWNED owner=3"
 
 
+def test_reset_gives_a_files_chunks_back(tracker_vm: TrackerFactory) -> None:
+    """A chunk bound to an open file (a swap tier's pool) and written through /dev/dax survives
+    a function reset: memory keeps its content, and the driver assigns the chunk to its owner
+    again before anyone else can issue a command. The file gets one RESET record (nothing
+    lost), the chunk is OWNED by the same owner with every page intact, another file may not
+    assign it (EBUSY) or its owner id (EPERM) or release it (EPERM), and the owner's release
+    scrubs it. A detached chunk of the same reset is FREE (and scrubbed before its next
+    assignment, test_reset_does_not_hand_out_unscrubbed_chunks)."""
+    t = tracker_vm()
+    out = t.run(f"cxlt-test chunkreset {DAX} {t.bdf}", timeout=120).out
+    print(out)
+    assert "ok chunkreset" in out, out
+    assert t.run("cxltrack chunk query 5").out.strip() == "state=FREE owner=0"
+    t.run("cxltrack chunk assign 5 24 --keep")
+    got = t.run(f"cxlt-test peek {DAX} {_chunk_dpa(t, 5):#x} 8").out.strip()
+    assert got == "0" * 16, f"a detached chunk's next owner reads data from before the reset: {got}"
+    t.run("cxltrack chunk release 5 24")
+
+
+def test_reset_in_raw_mode_tells_the_file_it_lost_its_chunk(tracker_vm: TrackerFactory) -> None:
+    """When the driver cannot give a bound chunk back after a reset (here: the reset comes
+    while another file holds raw mode, so the driver may not command the device), the binding
+    goes, the file's RESET record says it lost one chunk, its owner's CHUNK_LIST is empty, and
+    the chunk's next owner gets it scrubbed (reads zeros where the first owner wrote)."""
+    t = tracker_vm(raw=True)
+    out = t.run(f"cxlt-test chunkresetraw {DAX}", timeout=120).out
+    print(out)
+    assert "ok chunkresetraw" in out, out
+
+
 def test_reset_restores_control_and_interrupts(tracker_vm: TrackerFactory) -> None:
     """After a function reset the driver restores CTRL and SLOT_TIMEOUT from its shadows and
     re-enables the interrupt (events arrive again)."""

@@ -14,6 +14,8 @@ import pytest
 from cxltrack.harness.nested import Host, MiB, NestedVm, PoolError, SwapTier, VmSpec
 from cxltrack.harness.qmp import QmpError
 from cxltrack.harness.swaptier import (
+    Verified,
+    _waiting,
     check_released,
     chunk_state,
     disk_area,
@@ -351,3 +353,58 @@ def test_recovery_batch_swap_in_then_release(host: Host, swap_tier_lines: list[s
     assert violations == 0, (vm.tier_fresh_nonzero, fault.verified.bad_pages, batch.verified.bad_pages, released)
     vm.shutdown()
     assert vm.tier_released is released.answer  # nothing left for the shutdown to release
+
+
+def test_a_device_reset_keeps_a_running_vms_tier(host: Host) -> None:
+    """Issue 15 item 3: a function reset of the tracker frees every chunk without a scrub
+    (spec 7), but memory keeps its content and the running VM keeps its mapping. The VM's
+    workload is swapped out to its tier and waits; the host resets the tracker; the driver
+    gives the pool's chunks back to their owner (still OWNED by it, no scrub) and the pool
+    audits its table on the RESET record. A grow for another VM then gets other chunks, the
+    workload verifies every word (no page zeroed or lost), and the VM's release still
+    scrubs its run."""
+    vm = host.start_vm(VmSpec("vm0", swap_tier=SwapTier(8)))
+    run, pool = vm.tier, host.pool
+    assert run is not None and pool is not None
+    chunks = list(range(run.first, run.first + run.count))
+    limit, fill, seed = 8 * MiB, 16 * MiB, 51
+    out, go = _waiting(vm, limit, fill, seed)
+    swapped = vm.swaps()["/dev/pmem0"][1]
+    assert swapped * 1024 >= (fill - limit) // 2, vm.swaps()
+    bdf = host.run("basename $(readlink /sys/class/cxltrack/cxltrack0/device)").out.strip()
+    host.run(f"echo 1 > /sys/bus/pci/devices/{bdf}/reset")
+    owned = owned_chunks(host, run.owner)
+    assert owned == chunks, f"after the reset owner {run.owner} has {owned}, not its run {chunks}"
+    ping = pool.ask("ping")  # the pool still answers, and saw the reset
+    assert (ping["resets"], ping["lost"], ping["vms"]) == ("1", "0", "1"), ping
+    assert "device reset 1 " in pool.log() and " 8 chunks of running vms OWNED" in pool.log(), pool.log()
+    # Nobody else may take a chunk of the run: an administrator's assignment is refused
+    # (before the fix it succeeded, the driver scrubbing the VM's swapped pages first).
+    for c in chunks:
+        taken = host.run(f"cxltrack chunk assign {c} 4242 --keep", check=False)
+        assert not taken.ok and chunk_state(host, c) == ("OWNED", run.owner), (c, taken.out, taken.err)
+    # Another VM's grow gets other chunks, never the running VM's.
+    pool.ask("open probe")
+    other = pool.ask("grow probe 4")
+    got = range(int(other["first"]), int(other["first"]) + int(other["count"]))
+    assert not set(got) & set(chunks), (other, run)
+    assert owned_chunks(host, int(other["owner"])) == list(got)
+    assert int(pool.ask("release probe")["released"]) == 4
+    # The workload goes on from the tier (the limit stays: its pages come back and go out
+    # again) and checks every word.
+    vm.run(f"touch {go}")
+    verified = Verified.parse(memtest_done(vm, out), fill, seed)
+    audit = [line for line in pool.log().splitlines() if "device reset" in line]
+    print(
+        f"[nested] pool: {audit}\n"
+        f"[nested] reset with a tier in use: run {run.first}+{run.count} owner {run.owner}, {swapped} KiB swapped "
+        f"out; after the reset OWNED {len(owned)}, probe grow {other['first']}+{other['count']}; workload "
+        f"{'ok' if verified.ok else f'{verified.bad_pages} bad pages'}"
+    )
+    assert verified.ok, verified.text
+    assert owned_chunks(host, run.owner) == chunks
+    vm.shutdown()
+    assert vm.tier_released is not None and vm.tier_released["released"] == "8", vm.tier_released
+    assert owned_chunks(host, run.owner) == []
+    wait_free(host, range(run.first, run.first + run.count), timeout=5)
+    assert nonzero_pages(host, run) == 0

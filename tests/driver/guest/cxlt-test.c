@@ -37,6 +37,16 @@
  *   cxlt-test chunkbind DAX                    chunks bound to the file that assigned them:
  *                                              only it releases them, its owner id is its
  *                                              own, closing (or being killed) releases them
+ *   cxlt-test chunkreset DAX BDF               a chunk bound to this file, written through
+ *                                              DAX, across a function reset of BDF (the
+ *                                              tracker): OWNED by its owner again with its
+ *                                              data, a RESET record with nothing lost, no
+ *                                              other file takes it, the release scrubs it;
+ *                                              a detached chunk is FREE
+ *   cxlt-test chunkresetraw DAX                a reset while another file holds raw mode
+ *                                              (needs allow_raw=1): the driver cannot give
+ *                                              the chunk back; the file's RESET record says
+ *                                              it lost it, the next owner reads zeros
  *   cxlt-test cache    DAX                     user-space CPU-cache contract: BAT and merge
  *                                              calls that name the caller's mapping, harvest
  *                                              with WRITEBACK
@@ -1452,6 +1462,167 @@ static int mode_chunkbind(void)
 	return 0;
 }
 
+/* --- chunkreset: a function reset gives a file's chunks back to it -------------- */
+#define RESET_MARK 0x7265736574000000ULL /* | chunk page: one word per page of the chunk */
+
+/* One word at the start of each page of @chunk (the mark, or zero), then its last word. */
+static void chunk_words(unsigned int chunk, int write, int want_zero, const char *when)
+{
+	uint64_t bytes = 1ULL << t->info.chunk_shift, pages = bytes / 4096;
+	volatile uint64_t *p = (volatile uint64_t *)cxltrack_dax_ptr(&dax,
+		(uint64_t)chunk << t->info.chunk_shift, bytes);
+	unsigned int bad = 0;
+
+	if (!p)
+		fail("chunk %u outside the dax mapping", chunk);
+	for (uint64_t i = 0; i <= pages; i++) {
+		uint64_t at = i < pages ? i * 512 : bytes / 8 - 1;
+		uint64_t want = want_zero ? 0 : RESET_MARK | i;
+
+		if (write) {
+			p[at] = want;
+		} else if (p[at] != want && !bad++) {
+			printf("chunk %u %s: word %" PRIu64 " is %#" PRIx64 ", want %#" PRIx64 "\n",
+			       chunk, when, at, (uint64_t)p[at], want);
+		}
+	}
+	if (bad)
+		fail("chunk %u %s: %u of %" PRIu64 " words wrong", chunk, when, bad, pages + 1);
+}
+
+/* The RESET record of @who (exactly one within 5 s); its ARG, the chunks @who lost. */
+static uint64_t reset_record(struct cxltrack *who)
+{
+	double end = now_s() + 5;
+	struct cxlt_event ev[16];
+	uint64_t lost = 0;
+	int n, resets = 0;
+
+	while (!resets && now_s() < end) {
+		n = cxltrack_events(who, ev, 16, 500);
+		check(n, "events");
+		for (int i = 0; i < n; i++) {
+			if (ev[i].type != CXLT_EV_RESET)
+				continue;
+			if (!(ev[i].flags & CXLT_EVENT_F_RESET) || ev[i].seq)
+				fail("RESET record: flags %#x seq %u", ev[i].flags, ev[i].seq);
+			lost = ev[i].arg;
+			resets++;
+		}
+	}
+	n = cxltrack_events(who, ev, 16, 200);
+	check(n, "events");
+	for (int i = 0; i < n; i++)
+		resets += ev[i].type == CXLT_EV_RESET;
+	if (resets != 1)
+		fail("%d RESET records for a file with a chunk bound, want 1", resets);
+	return lost;
+}
+
+static int mode_chunkreset(const char *daxdev, const char *bdf)
+{
+	unsigned int x = 3, y = 4, z = 5;	/* inside the first 256 MiB, none of chunkbind's */
+	struct cxltrack *a, *b;
+	struct cxlt_event ev[16];
+	char path[128];
+	FILE *f;
+	int n;
+
+	check(cxltrack_open(NULL, &t), "open");
+	check(cxltrack_dax_open(daxdev, 256ul << 20, &dax), daxdev);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	check(cxltrack_open(NULL, &a), "open (tenant A)");
+	check(cxltrack_open(NULL, &b), "open (tenant B)");
+	check(assign_when_free(a, x, 21, 0), "assign x to owner 21 (bound to A)");
+	check(assign_when_free(b, z, 23, CXLT_CHUNK_F_DETACH), "detached assign z to owner 23");
+	chunk_words(x, 1, 0, "written");
+	chunk_words(x, 0, 0, "before the reset");
+	while (cxltrack_events(a, ev, 16, 0) > 0)
+		;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/reset", bdf);
+	f = fopen(path, "w");
+	if (!f || fputs("1", f) < 0 || fclose(f))
+		fail("%s: %s", path, strerror(errno));
+	/* x is A's again, with its data; the detached z was freed (and is unscrubbed). */
+	expect_chunk(b, x, CXLT_CHUNKST_OWNED, 21, "after the reset");
+	expect_chunk(b, z, CXLT_CHUNKST_FREE, 0, "after the reset (detached)");
+	chunk_words(x, 0, 0, "after the reset");
+	/* A learns of the reset from its own file, with nothing lost. */
+	if (reset_record(a))
+		fail("RESET record: chunks lost, want none");
+	n = cxltrack_events(b, ev, 16, 0);
+	check(n, "events (B)");
+	for (int i = 0; i < n; i++)
+		if (ev[i].type == CXLT_EV_RESET)
+			fail("a RESET record for B, which had no chunk bound");
+	/* No other file takes it or its owner id. */
+	expect_err(cxltrack_chunk_assign(b, x, 22), -EBUSY, "ASSIGN of A's chunk by B after the reset");
+	expect_err(cxltrack_chunk_assign(b, y, 21), -EPERM, "ASSIGN to A's owner by B after the reset");
+	expect_err(cxltrack_chunk_release(b, x, 21), -EPERM, "RELEASE of A's chunk by B after the reset");
+	expect_chunk(b, x, CXLT_CHUNKST_OWNED, 21, "after B's attempts");
+	chunk_words(x, 0, 0, "after B's attempts");
+	/* A's own release scrubs it, and A gets the SCRUB_DONE. */
+	check(cxltrack_chunk_release(a, x, 21), "RELEASE of its own chunk (A)");
+	expect_scrub_done(a, b, x, 21);
+	expect_chunk(b, x, CXLT_CHUNKST_FREE, 0, "after A's release");
+	chunk_words(x, 0, 1, "after A's release");
+	cxltrack_close(a);
+	cxltrack_close(b);
+	printf("ok chunkreset: chunk %u OWNED by owner 21 after the reset with its %u pages intact, "
+	       "one RESET record (none lost), refused to another file, scrubbed by the owner's "
+	       "release; detached chunk %u FREE\n", x, 1U << (t->info.chunk_shift - 12), z);
+	return 0;
+}
+
+static int mode_chunkreset_raw(const char *daxdev)
+{
+	unsigned int x = 6;
+	struct cxltrack *a, *b, *raw;
+	struct cxlt_event ev[16];
+	uint8_t *bitmap;
+	uint64_t count, lost;
+	size_t len;
+
+	check(cxltrack_open(NULL, &t), "open");
+	check(cxltrack_dax_open(daxdev, 256ul << 20, &dax), daxdev);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	check(cxltrack_open(NULL, &a), "open (tenant A)");
+	check(cxltrack_open(NULL, &b), "open (tenant B)");
+	check(cxltrack_open(NULL, &raw), "open (raw)");
+	check(assign_when_free(a, x, 25, 0), "assign x to owner 25 (bound to A)");
+	chunk_words(x, 1, 0, "written");
+	while (cxltrack_events(a, ev, 16, 0) > 0)
+		;
+	/* In raw mode the driver may not command the device: it cannot give x back. */
+	check(cxltrack_raw(raw, CXLT_RAW_ENTER, 0, 0, NULL), "raw enter");
+	check(cxltrack_raw(raw, CXLT_RAW_RESET, 0, 0, NULL), "raw reset");
+	check(cxltrack_raw(raw, CXLT_RAW_EXIT, 0, 0, NULL), "raw exit");
+	lost = reset_record(a);
+	if (lost != 1)
+		fail("RESET record: %" PRIu64 " chunks lost, want 1", lost);
+	expect_chunk(b, x, CXLT_CHUNKST_FREE, 0, "after a reset in raw mode");
+	len = (t->info.num_chunks + 7) / 8;
+	bitmap = calloc(1, len);
+	if (!bitmap)
+		fail("oom");
+	check(cxltrack_chunk_list(a, 25, bitmap, len, &count), "CHUNK_LIST(25)");
+	free(bitmap);
+	if (count)
+		fail("owner 25 still has %" PRIu64 " chunks after losing x", count);
+	expect_err(cxltrack_chunk_release(a, x, 25), -ENOENT, "RELEASE of a lost chunk");
+	/* Unbound and unscrubbed: its next owner gets it scrubbed. */
+	check(assign_when_free(b, x, 26, 0), "assign x to owner 26 (bound to B)");
+	expect_chunk(a, x, CXLT_CHUNKST_OWNED, 26, "B's");
+	chunk_words(x, 0, 1, "for its next owner");
+	check(cxltrack_chunk_release(b, x, 26), "RELEASE (B)");
+	cxltrack_close(raw);
+	cxltrack_close(a);
+	cxltrack_close(b);
+	printf("ok chunkresetraw: chunk %u lost by its file at a reset in raw mode (RESET record: "
+	       "1 lost), FREE, scrubbed for its next owner\n", x);
+	return 0;
+}
+
 /* --- cache: the spec 9 guarantees for user-space callers ------------------------ */
 #define CACHE_MARK 0x6378746c63616368ULL /* the page's first 8 bytes, for the trace */
 
@@ -1618,6 +1789,11 @@ int main(int argc, char **argv)
 		setup(argv[2], 64, 1);
 		return mode_chunkbind();
 	}
+	if (argc >= 4 && !strcmp(argv[1], "chunkreset")) {
+		return mode_chunkreset(argv[2], argv[3]);
+	}
+	if (argc >= 3 && !strcmp(argv[1], "chunkresetraw"))
+		return mode_chunkreset_raw(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "cache")) {
 		setup(argv[2], 64, 1);
 		return mode_cache();

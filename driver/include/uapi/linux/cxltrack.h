@@ -35,7 +35,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define CXLT_UAPI_VERSION		6
+#define CXLT_UAPI_VERSION		7
 
 #define CXLT_IOC_MAGIC			0xC7
 
@@ -399,6 +399,17 @@ struct cxlt_grant {
 #define CXLT_EV_SCRUB_DONE		4
 #define CXLT_EV_BAT_INVALIDATED	5
 #define CXLT_EV_ERROR		6
+/*
+ * From the driver, not the device (SEQ 0): the device was reset (or lost its
+ * state over suspend) while chunks were bound to this file, or while it
+ * waited for the SCRUB_DONE of a chunk it released (that SCRUB_DONE will not
+ * come: the chunk is FREE, and is scrubbed before its next assignment). The
+ * driver gave each bound chunk back to its owner (OWNED again, bound,
+ * content kept); ARG is the number it could not, which are no longer this
+ * file's (CHUNK_LIST of the owner shows which remain). Flags include
+ * CXLT_EVENT_F_RESET.
+ */
+#define CXLT_EV_RESET		0x80
 
 #define CXLT_EVENT_F_GAP	(1U << 0)	/* device SEQ gap before this record */
 #define CXLT_EVENT_F_OVERRUN	(1U << 1)	/* this file's queue overflowed before it */
