@@ -36,13 +36,13 @@ def nonzero_bytes(vm: NestedVm, dev: str = "/dev/pmem0") -> int:
     return int(vm.run(f"tr -d '\\000' < {dev} | wc -c", timeout=300).out)
 
 
-def fill_tier(vm: NestedVm, size: int) -> None:
-    """Every byte of the VM's /dev/pmem0 not zero (random bytes, zeros made 'x'; not `yes`: the
+def fill_tier(vm: NestedVm, size: int, dev: str = "/dev/pmem0") -> None:
+    """Every byte of the VM's `dev` (a tier device) not zero (random bytes, zeros made 'x'; not `yes`: the
     agent's commands ignore SIGPIPE, and busybox `yes` then never ends), written past the
     guest's page cache."""
     vm.run(
         f"dd if=/dev/urandom bs=1M count={size // MiB} iflag=fullblock 2>/dev/null | tr '\\000' x | "
-        "dd of=/dev/pmem0 bs=1M iflag=fullblock oflag=direct",
+        f"dd of={dev} bs=1M iflag=fullblock oflag=direct",
         timeout=300,
     )
 
@@ -194,6 +194,42 @@ def test_a_killed_pool_leaves_no_chunk_owned(host: Host) -> None:
     print(f"[nested] pool killed: run {run.first}+{run.count} of owner {run.owner} released and scrubbed")
     vm.shutdown()
     assert vm.tier_released is None  # nothing left to release: the chunks went with the pool
+
+
+def test_a_running_vms_tier_grows(host: Host) -> None:
+    """(f) MemFlex's grow on demand: a running VM with a 2-chunk tier gets a run of 6 more from
+    the pool (same owner, a second virtio-pmem device hot-plugged), swaps to both at the tier's
+    priority and verifies every word; a grow without a free port is refused; the release
+    revokes and frees both runs, which a hostile guest then cannot reach."""
+    vm = host.start_vm(VmSpec("vm0", swap_tier=SwapTier(2, grow_ports=1)))
+    run0 = vm.tier
+    assert run0 is not None
+    dev = vm.grow_tier(6)
+    run1 = vm.tier_grown[0]
+    assert run1.owner == run0.owner and run1.count == 6
+    chunks = sorted([*range(run0.first, run0.first + 2), *range(run1.first, run1.first + 6)])
+    assert owned_chunks(host, run0.owner) == chunks
+    swaps = vm.swaps()
+    assert swaps["/dev/pmem0"][2] == 10 and swaps[dev][2] == 10 and swaps[dev][0] >= run1.size // 1024 - 64, swaps
+    with pytest.raises(PoolError, match="no free port"):
+        vm.grow_tier(1)
+    memory_cgroup(vm, 8 * MiB)
+    fill = 20 * MiB
+    swapped_out(vm, fill, 61, 5, "/tmp/memtest.out")
+    used = vm.swaps()
+    done = memtest_done(vm, "/tmp/memtest.out")
+    assert f"ok node 0 bytes={fill} seed=61 " in done, done
+    assert used["/dev/pmem0"][1] > 0 and used[dev][1] > 0, used
+    vm.run(f"swapoff /dev/pmem0 {dev}")
+    released = vm.release_tier()
+    assert released["released"] == "8", released
+    for run in (run0, run1):
+        wait_free(host, range(run.first, run.first + run.count), timeout=5)
+    fill_tier(vm, run0.size)
+    fill_tier(vm, run1.size, dev)
+    found = [nonzero_pages(host, run) for run in (run0, run1)]
+    print(f"[nested] tier grown by {dev} (run {run1.first}+6): swap in use {used}; after the release {found} pages")
+    assert found == [0, 0]
 
 
 def test_an_exhausted_pool_overflows_to_disk(host: Host) -> None:

@@ -265,7 +265,11 @@ class SwapTier:
     A pool without `chunks` free chunks in one run does not keep a VM with a disk swap area
     from starting (MemFlex: an exhausted pool overflows to disk): the VM takes the longest
     free run there is, or no tier at all, and swaps the rest to its disk
-    (NestedVm.tier_shortfall says how many chunks it went without)."""
+    (NestedVm.tier_shortfall says how many chunks it went without).
+
+    A running VM's tier grows by whole runs (NestedVm.grow_tier): each a further virtio-pmem
+    device, hot-plugged into one of `grow_ports` empty PCIe root ports (the q35 root bus takes
+    no hot-plug), swapped to at the tier's priority."""
 
     chunks: int
     priority: int = 10
@@ -273,8 +277,11 @@ class SwapTier:
     disk_priority: int = 1
     swapon: bool = True
     check_fresh: bool = False
+    grow_ports: int = 0  # empty PCIe root ports, each for one run added while the VM runs
 
     def __post_init__(self) -> None:
+        if not 0 <= self.grow_ports <= 4:
+            raise ValueError(f"{self.grow_ports} ports to grow the tier by: 0..4")
         if not 1 <= self.chunks <= 64:
             raise ValueError(f"swap tier of {self.chunks} chunks: 1..64 (one run from the pool)")
         if self.disk_swap < 0 or self.disk_swap % MiB:
@@ -357,6 +364,14 @@ class Pool:
             with contextlib.suppress(PoolError):
                 self.ask(f"release {vm}")
             raise
+        return self._run(vm, owner, a)
+
+    def grow_more(self, vm: str, chunks: int) -> TierRun:
+        """Another run of `chunks` free chunks for a VM that holds one already (same owner)."""
+        a = self.ask(f"grow {vm} {chunks}")
+        return self._run(vm, int(a["owner"]), a)
+
+    def _run(self, vm: str, owner: int, a: dict[str, str]) -> TierRun:
         dpa = int(a["dpa"], 0)
         return TierRun(vm, owner, int(a["first"]), int(a["count"]), dpa, int(a["bytes"]), dpa - self.host.dpa_base())
 
@@ -477,6 +492,7 @@ class NestedVm:
         self.tier_released: dict[str, str] | None = None  # the pool's answer to their release
         self.tier_fresh_nonzero: int | None = None  # SwapTier.check_fresh: non-zero pages seen
         self.tier_shortfall = 0  # chunks of SwapTier.chunks the pool had no room for
+        self.tier_grown: list[TierRun] = []  # runs added while the VM ran (grow_tier)
 
     # -- command line ------------------------------------------------------------
     def qemu_args(self) -> list[str]:
@@ -583,6 +599,8 @@ class NestedVm:
         if (run is None and not self.tier_shortfall) or self.host.dax is None:
             raise ValueError("a swap tier needs chunks from the pool and the host's devdax region")
         args = []
+        for i in range(1, t.grow_ports + 1):
+            args += ["-device", f"pcie-root-port,id=tierport{i},chassis={20 + i},slot={20 + i}"]
         if run is not None:
             args += [
                 "-object",
@@ -678,29 +696,71 @@ class NestedVm:
         pool = self.host.pool
         if self.tier is None or pool is None or pool.dead:
             raise PoolError(f"L2 VM {self.spec.name} holds no tier chunks")
-        if "/dev/pmem0" in self.swaps():
-            raise PoolError(f"L2 VM {self.spec.name} still swaps to /dev/pmem0")
+        pmem = [d for d in self.swaps() if d.startswith("/dev/pmem")]
+        if pmem:
+            raise PoolError(f"L2 VM {self.spec.name} still swaps to {' '.join(pmem)}")
         if self.qmp is None:
             raise PoolError(f"L2 VM {self.spec.name}: no QMP monitor to revoke the tier with")
-        try:
-            self.qmp.command("qom-set", path="/objects/tier0", property="x-revoked", value=True)
-            revoked = self.qmp.command("qom-get", path="/objects/tier0", property="x-revoked")
-        except QmpError as exc:
-            raise PoolError(f"L2 VM {self.spec.name}: the tier's revocation failed, chunks kept: {exc}") from exc
-        if revoked is not True:
-            raise PoolError(f"L2 VM {self.spec.name}: the tier is not revoked (x-revoked={revoked!r}), chunks kept")
+        for n in range(len(self.tier_grown) + 1):  # tier0 and every run grown since
+            try:
+                self.qmp.command("qom-set", path=f"/objects/tier{n}", property="x-revoked", value=True)
+                revoked = self.qmp.command("qom-get", path=f"/objects/tier{n}", property="x-revoked")
+            except QmpError as exc:
+                raise PoolError(f"L2 VM {self.spec.name}: tier{n}'s revocation failed, chunks kept: {exc}") from exc
+            if revoked is not True:
+                raise PoolError(f"L2 VM {self.spec.name}: tier{n} is not revoked (x-revoked={revoked!r}), chunks kept")
         self.tier = None
+        self.tier_grown = []
         self.tier_released = pool.release(self.spec.name)
         return self.tier_released
+
+    def grow_tier(self, chunks: int) -> str:
+        """Grow the running VM's tier by a run of `chunks` chunks from the pool (same owner): a
+        virtio-pmem device on it hot-plugged into the next free root port (SwapTier.grow_ports),
+        `mkswap` + swapon at the tier's priority in the guest. The guest's new block device."""
+        t, pool = self.spec.swap_tier, self.host.pool
+        if t is None or self.tier is None or pool is None or pool.dead or self.qmp is None:
+            raise PoolError(f"L2 VM {self.spec.name} has no running tier to grow")
+        n = len(self.tier_grown) + 1
+        if n > t.grow_ports:
+            raise PoolError(f"L2 VM {self.spec.name}: no free port to grow its tier ({t.grow_ports} given)")
+        before = set(self.run("ls /sys/block").out.split())
+        run = pool.grow_more(self.spec.name, chunks)
+        self.tier_grown.append(run)  # the owner's now, released with the rest
+        self.qmp.command(
+            "object-add",
+            **{
+                "qom-type": "memory-backend-file",
+                "id": f"tier{n}",
+                "mem-path": self.host.dax,
+                "share": True,
+                "align": 2 * MiB,
+                "offset": run.offset,
+                "size": run.size,
+            },
+        )
+        self.qmp.command(
+            "device_add", driver="virtio-pmem-pci", memdev=f"tier{n}", id=f"tierdev{n}", bus=f"tierport{n}"
+        )
+        known = " ".join(sorted(before))
+        out = self.run(
+            f"i=0; while :; do for b in $(ls /sys/block); do case ' {known} ' in *\" $b \"*) continue ;; esac; "
+            "case $b in pmem*) echo /dev/$b; exit 0 ;; esac; done; i=$((i + 1)); "
+            "[ $i -gt 300 ] && { echo no new pmem device >&2; dmesg | tail -20 >&2; exit 1; }; sleep 0.1; done",
+            timeout=120,
+        ).out.split()
+        dev = out[-1]
+        self.run(f"mkswap {dev} >/dev/null && cxlt-swapon -p {t.priority} {dev}", timeout=120)
+        return dev
 
     def _give_back_tier(self) -> None:
         """Release the tier's chunks (after the VM's QEMU exited); `tier_released` keeps the
         pool's answer. Nothing to do when the pool is gone (its chunks went with it)."""
         pool = self.host.pool
         if self.tier is None or pool is None or pool.dead or not self.host.vm.alive():
-            self.tier = None
+            self.tier, self.tier_grown = None, []
             return
-        self.tier = None
+        self.tier, self.tier_grown = None, []
         self.tier_released = pool.release(self.spec.name)
 
     # -- life cycle --------------------------------------------------------------
