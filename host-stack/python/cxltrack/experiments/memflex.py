@@ -5,9 +5,9 @@ device's chunks, which the L1 host's pool manager (cxlt-pool) hands out and take
 
 1. Swap-in per MiB (one VM, a memory cgroup in the guest, cxl-memtest writing more than its
    limit): the batch swap-in (`swapoff`) of the tier, of the disk swap area (an image in L1's
-   tmpfs behind virtio-blk), of the same disk throttled to a hard disk's rates (HDD), and of
-   zram in the guest, each after the same workload swapped to that area alone; every word
-   verified after each.
+   tmpfs behind virtio-blk), of the same disk throttled to a hard disk's rates (HDD), of
+   zswap in front of that disk, and of zram in the guest, each after the same workload swapped
+   to that area alone; every word verified after each.
 2. Recovery (the same VM): the workload swaps out to the tier and waits; its limit is raised
    and it touches and checks every page: by its own faults, then (second round) after a batch
    swap-in (`swapoff` of the tier); timed from the limit's lift to the last word verified. Then
@@ -57,6 +57,8 @@ from cxltrack.harness.swaptier import (
     swapin_round,
     tier_on,
     zram_on,
+    zswap,
+    zswap_ins,
 )
 
 # The disk swap area as a hard disk (a 7200 rpm drive: ~150 requests per second where each
@@ -64,6 +66,7 @@ from cxltrack.harness.swaptier import (
 # the disk is an image in L1's RAM. The seed's own disk swap-in: 2 GB in 212.96 s.
 HDD = (150, 150_000_000)
 HDD_LABEL = "disk (hdd: 150 req/s, 150 MB/s)"
+ZSWAP_LABEL = "zswap (before the hdd)"
 
 
 def log(msg: str) -> None:
@@ -91,8 +94,21 @@ def one_vm(host: Host, args: argparse.Namespace) -> tuple[list[SwapIn], list[Rec
     vm.throttle_swap_disk(*HDD)
     swap_on(vm, disk, 1)
     swapins.append(swapin_round(vm, disk, limit, fill, seed, HDD_LABEL))
-    vm.throttle_swap_disk(0, 0)
     log(f"swap-in {HDD_LABEL}: {swapins[-1].mib:.1f} MiB in {swapins[-1].seconds:.2f} s")
+    # zswap in front of the same hard disk (its pool, a fifth of the VM's RAM, holds the run).
+    if zswap(vm, True):
+        seed += 1
+        swap_on(vm, disk, 1)
+        before = zswap_ins(vm)
+        z = swapin_round(vm, disk, limit, fill, seed, ZSWAP_LABEL)
+        zswap(vm, False)
+        # zswap keeps only pages that compress; the rest go to the disk behind it.
+        z.label += f": {zswap_ins(vm) - before} of {int(z.mib * 256)} pages from zswap"
+        swapins.append(z)
+        log(f"swap-in {z.label}: {z.mib:.1f} MiB in {z.seconds:.2f} s")
+    else:
+        log("the L2 kernel has no zswap")
+    vm.throttle_swap_disk(0, 0)
     zram = zram_on(vm, 64 * MiB)
     no_zram = None
     if zram is None:
@@ -179,8 +195,8 @@ def plot(swapins: list[SwapIn], recoveries: list[Recovery], hybrid: list[dict[st
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.6))
-    names = {TIER: "tier (pmem)", "/dev/zram0": "zram", HDD_LABEL: "disk (hdd)"}
-    axes[0].bar([names.get(s.name, "disk (RAM)") for s in swapins], [s.ms_per_mib for s in swapins])
+    names = {TIER: "tier (pmem)", "/dev/zram0": "zram", HDD_LABEL: "disk (hdd)", ZSWAP_LABEL: "zswap + hdd"}
+    axes[0].bar([names.get(s.name.split(":")[0], "disk (RAM)") for s in swapins], [s.ms_per_mib for s in swapins])
     axes[0].set_yscale("log")
     axes[0].set_title("batch swap-in (swapoff), ms per MiB")
     fault = [r.seconds for r in recoveries if not r.batch]

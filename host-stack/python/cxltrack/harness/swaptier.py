@@ -159,6 +159,22 @@ def zram_on(vm: NestedVm, size: int, priority: int = 5) -> str | None:
     return ZRAM
 
 
+def zswap(vm: NestedVm, on: bool) -> bool:
+    """Turn the guest kernel's zswap (a compressed cache in RAM in front of every swap area) on
+    or off; False when the kernel has none."""
+    param = "/sys/module/zswap/parameters/enabled"
+    if not vm.run(f"test -w {param}", check=False).ok:
+        return False
+    vm.run(f"echo {'Y' if on else 'N'} > {param}")
+    return True
+
+
+def zswap_ins(vm: NestedVm) -> int:
+    """Pages the guest has swapped in from zswap since boot (/proc/vmstat zswpin)."""
+    out = vm.run("grep '^zswpin ' /proc/vmstat || echo zswpin 0").out.split()
+    return int(out[1])
+
+
 def _waiting(vm: NestedVm, limit: int, fill: int, seed: int) -> tuple[str, str]:
     """The workload in a cgroup of `limit`, swapped out and waiting for its go file:
     (its output file, the go file)."""
