@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from conftest import DIRTY_LOG, FULL, L1Host, Run
+from conftest import DIRTY_LOG, FULL, KSFT_SKIP, L1Host, Run
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,6 @@ SELFTESTS = [
 # (test_offload_with_writes_racing_get_clear), with the same checks and more. The
 # offload-off build only where dirty logging happens (it is stock KVM elsewhere); the small
 # matrix runs one test of each kind there and on the stock build.
-KSFT_SKIP = 4
 OWN_ON_PATCHED = {"dirty_log_test -M dirty-log", "dirty_log_test -M clear-log"}
 SMALL_ONLY_ON_PATCHED = {"device_dirty_log_test -c"}
 MATRIX = (

@@ -24,14 +24,22 @@
  *   stage 3  more flagged pages (one range each) than free slots: stores
  *            that find no slot exit (KVM_EXIT_MMIO write); the host fetches
  *            the page, unflags it and applies the store.
- *   end      every remaining range fetched and unflagged; every byte of
- *            every page equals the model.
+ *            Then every remaining range is fetched and unflagged.
+ *   stage 4  instructions the emulator cannot run on a flagged page: a call
+ *            into code on one (its frame holds no instruction bytes), an
+ *            x87 store into another. Each exits with KVM_EXIT_MEMORY_FAULT
+ *            (KVM_RUN fails with EFAULT); the host fetches and unflags the
+ *            page, and the CPU runs the instruction on memory.
+ *   stage 5  two vCPUs write the even and the odd qwords of one flagged
+ *            page at the same time: one slot, FULL, merged without a read.
+ *   end      every byte of every page equals the model.
  *
  * Run it with its memory bound to the device's NUMA node (membind). Prints
  * "prevent_reads_test: PASS ..." as its last line; exits with KSFT_SKIP
  * without KVM_CAP_PREVENT_READS.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +67,10 @@
 /* Stage 3: pages 6.. as one-page ranges, more than the device's slots. */
 #define X_FIRST		6
 #define X_PAGES		20
+#define CODE_PAGE	26	/* stage 4: "ret" at offset 0 */
+#define FPU_PAGE	27	/* stage 4: fstpl into it */
+#define FPU_OFF		16
+#define RACE_PAGE	28	/* stage 5 */
 #define SRC_PAGE	30	/* never flagged: rep movsb's source */
 #define SCRIBBLE	0xdd
 #define STOSQ_VAL	0x0123456789abcdefull
@@ -134,6 +146,25 @@ static void guest_code(void)
 	for (i = 0; i < X_PAGES; i++)
 		store(page_gva(X_FIRST + i) + 8 * i, 8, 0xc0c0c0c000000000ull | i);
 	GUEST_SYNC(3);
+
+	/* Stage 4: the emulator cannot fetch from, nor run fstpl on, these. */
+	((void (*)(void))page_gva(CODE_PAGE))();
+	asm volatile("fldz\n\tfstpl (%0)" : : "r"(page_gva(FPU_PAGE) + FPU_OFF) : "memory");
+	GUEST_SYNC(4);
+
+	/* Stage 5: the even qwords, while the other vCPU writes the odd ones. */
+	for (i = 0; i < PAGE_4K / 8; i += 2)
+		store(page_gva(RACE_PAGE) + 8 * i, 8, 0xa5a5a5a500000000ull | i);
+	GUEST_SYNC(5);
+	GUEST_DONE();
+}
+
+static void racer_code(void)
+{
+	uint64_t i;
+
+	for (i = 1; i < PAGE_4K / 8; i += 2)
+		store(page_gva(RACE_PAGE) + 8 * i, 8, 0x5a5a5a5a00000000ull | i);
 	GUEST_DONE();
 }
 
@@ -143,7 +174,7 @@ static uint8_t shadow[NPAGES * PAGE_4K];	/* what the guest must see */
 /* Bytes written to each flagged page since it was flagged (its slot's mask). */
 static uint8_t written[NPAGES * PAGE_4K];
 static bool flagged[NPAGES];
-static uint64_t exits_read, exits_write;
+static uint64_t exits_read, exits_write, exits_fault;
 
 static void model_write(uint64_t gpa, const void *val, uint64_t len)
 {
@@ -302,6 +333,31 @@ static void handle_mmio(struct kvm_vm *vm, struct kvm_run *run, uint64_t *fetche
 	}
 }
 
+/* KVM_EXIT_MEMORY_FAULT: the instruction needs the page itself. */
+static void handle_memory_fault(struct kvm_vm *vm, struct kvm_run *run, uint64_t *fetched)
+{
+	uint64_t gpa = run->memory_fault.gpa, page = (gpa - TEST_GPA) / PAGE_4K, first, n;
+
+	TEST_ASSERT(gpa >= TEST_GPA && page < NPAGES && flagged[page] &&
+		    !(gpa % PAGE_4K) && run->memory_fault.size == PAGE_4K,
+		    "memory fault exit at %lx size %llx, not a flagged page", gpa,
+		    run->memory_fault.size);
+	range_of(page, &first, &n);
+	fetch_and_unflag(vm, first, n, fetched);
+	exits_fault++;
+}
+
+static void *racer(void *arg)
+{
+	struct kvm_vcpu *vcpu = arg;
+	struct ucall uc;
+
+	vcpu_run(vcpu);
+	TEST_ASSERT(get_ucall(vcpu, &uc) == UCALL_DONE, "racer vCPU: exit %s",
+		    exit_reason_str(vcpu->run->exit_reason));
+	return NULL;
+}
+
 static uint64_t le(const uint8_t *p, int len)
 {
 	uint64_t v = 0;
@@ -313,8 +369,9 @@ static uint64_t le(const uint8_t *p, int len)
 int main(int argc, char *argv[])
 {
 	uint64_t i, fetched = 0, stage = 0, v;
+	struct kvm_vcpu *vcpu, *vcpu1;
 	unsigned long *bmap;
-	struct kvm_vcpu *vcpu;
+	pthread_t thread;
 	struct kvm_vm *vm;
 	struct ucall uc;
 	uint8_t buf[64];
@@ -326,6 +383,7 @@ int main(int argc, char *argv[])
 	TEST_ASSERT(mem != MAP_FAILED, "mmap");
 	for (i = 0; i < sizeof(disk); i++)
 		disk[i] = (i * 0x9e3779b1u) >> 24 ^ i / PAGE_4K;
+	disk[CODE_PAGE * PAGE_4K] = 0xc3;	/* ret */
 	memcpy(mem, disk, sizeof(disk));
 	memcpy(shadow, disk, sizeof(disk));
 
@@ -357,7 +415,15 @@ int main(int argc, char *argv[])
 	model_write(TEST_GPA + 3 * PAGE_4K - 32, buf, 64);
 
 	for (;;) {
-		vcpu_run(vcpu);
+		if (_vcpu_run(vcpu)) {
+			TEST_ASSERT(errno == EFAULT &&
+				    vcpu->run->exit_reason == KVM_EXIT_MEMORY_FAULT,
+				    "KVM_RUN: errno %d, exit %s", errno,
+				    exit_reason_str(vcpu->run->exit_reason));
+			TEST_ASSERT(stage == 3, "memory fault exit in stage %lu", stage + 1);
+			handle_memory_fault(vm, vcpu->run, &fetched);
+			continue;
+		}
 		if (vcpu->run->exit_reason == KVM_EXIT_MMIO) {
 			TEST_ASSERT(stage >= 1, "stage 1 exited to user space (MMIO at %llx)",
 				    vcpu->run->mmio.phys_addr);
@@ -422,18 +488,46 @@ int main(int argc, char *argv[])
 			}
 			check_state(vm, 0, NPAGES);
 			pr_info("stage 3: %lu stores found no slot and exited\n", exits_write);
+			fetch_and_unflag(vm, B_FIRST, B_PAGES, &fetched);
+			for (i = 0; i < X_PAGES; i++)
+				if (flagged[X_FIRST + i])
+					fetch_and_unflag(vm, X_FIRST + i, 1, &fetched);
+			check_state(vm, 0, NPAGES);
+			check_pages(0, NPAGES, "after stage 3");
+			prevent(vm, CODE_PAGE, 1, true);
+			prevent(vm, FPU_PAGE, 1, true);
+			prevent(vm, RACE_PAGE, 1, true);
+		} else if (stage == 4) {
+			uint64_t zero = 0;
+
+			TEST_ASSERT(exits_fault == 2, "%lu memory fault exits in stage 4", exits_fault);
+			model_write(TEST_GPA + FPU_PAGE * PAGE_4K + FPU_OFF, &zero, 8);
+			check_pages(CODE_PAGE, 2, "after stage 4");
+			pr_info("stage 4: code and an x87 store on flagged pages: memory fault exits\n");
+			/* The other vCPU races this one's stage 5. */
+			vcpu1 = vm_vcpu_add(vm, 1, racer_code);
+			pthread_create(&thread, NULL, racer, vcpu1);
+		} else if (stage == 5) {
+			pthread_join(thread, NULL);
+			for (i = 0; i < PAGE_4K / 8; i++) {
+				uint64_t q = (i % 2 ? 0x5a5a5a5a00000000ull : 0xa5a5a5a500000000ull) | i;
+
+				model_write(TEST_GPA + RACE_PAGE * PAGE_4K + 8 * i, &q, 8);
+			}
+			check_state(vm, 0, NPAGES);
+			fetch_and_unflag(vm, RACE_PAGE, 1, &fetched);
+			check_pages(RACE_PAGE, 1, "the raced page, merged without a read");
+			pr_info("stage 5: two vCPUs filled one slot\n");
 		}
 	}
 done:
-	/* Everything still flagged: fetched, merged, and every byte checked. */
-	fetch_and_unflag(vm, B_FIRST, B_PAGES, &fetched);
-	for (i = 0; i < X_PAGES; i++)
-		if (flagged[X_FIRST + i])
-			fetch_and_unflag(vm, X_FIRST + i, 1, &fetched);
+	TEST_ASSERT(stage == 5, "done after stage %lu", stage);
+	for (i = 0; i < NPAGES; i++)
+		TEST_ASSERT(!flagged[i], "page %lu still flagged", i);
 	check_state(vm, 0, NPAGES);
 	check_pages(0, NPAGES, "the end");
 	kvm_vm_free(vm);
-	printf("prevent_reads_test: PASS pages=%lu fetched=%lu read_exits=%lu write_exits=%lu\n",
-	       NPAGES, fetched, exits_read, exits_write);
+	printf("prevent_reads_test: PASS pages=%lu fetched=%lu read_exits=%lu write_exits=%lu fault_exits=%lu\n",
+	       NPAGES, fetched, exits_read, exits_write, exits_fault);
 	return 0;
 }
