@@ -32,6 +32,9 @@
  *            page, and the CPU runs the instruction on memory.
  *   stage 5  two vCPUs write the even and the odd qwords of one flagged
  *            page at the same time: one slot, FULL, merged without a read.
+ *   stage 6  the device's slot timeout (CXLT_IOC_CTRL) for a partly written
+ *            page: the range's eventfd fires, the page shows the TIMEOUT
+ *            event (stage 1 checked the FULL event of the rep stosq page).
  *   end      every byte of every page equals the model.
  *
  * Run it with its memory bound to the device's NUMA node (membind). Prints
@@ -43,6 +46,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -71,6 +76,8 @@
 #define FPU_PAGE	27	/* stage 4: fstpl into it */
 #define FPU_OFF		16
 #define RACE_PAGE	28	/* stage 5 */
+#define TIMEOUT_PAGE	29	/* stage 6 */
+#define TIMEOUT_MS	20
 #define SRC_PAGE	30	/* never flagged: rep movsb's source */
 #define SCRIBBLE	0xdd
 #define STOSQ_VAL	0x0123456789abcdefull
@@ -156,6 +163,10 @@ static void guest_code(void)
 	for (i = 0; i < PAGE_4K / 8; i += 2)
 		store(page_gva(RACE_PAGE) + 8 * i, 8, 0xa5a5a5a500000000ull | i);
 	GUEST_SYNC(5);
+
+	/* Stage 6: a partial page, left until its slot times out. */
+	store(page_gva(TIMEOUT_PAGE) + 512, 8, 0x7171717171717171ull);
+	GUEST_SYNC(6);
 	GUEST_DONE();
 }
 
@@ -174,6 +185,7 @@ static uint8_t shadow[NPAGES * PAGE_4K];	/* what the guest must see */
 /* Bytes written to each flagged page since it was flagged (its slot's mask). */
 static uint8_t written[NPAGES * PAGE_4K];
 static bool flagged[NPAGES];
+static int efd;		/* every range's eventfd */
 static uint64_t exits_read, exits_write, exits_fault;
 
 static void model_write(uint64_t gpa, const void *val, uint64_t len)
@@ -189,7 +201,8 @@ static void prevent(struct kvm_vm *vm, uint64_t page, uint64_t n, bool set)
 	struct kvm_prevent_reads pr = {
 		.gpa = TEST_GPA + page * PAGE_4K,
 		.size = n * PAGE_4K,
-		.flags = set ? KVM_PREVENT_READS_SET : 0,
+		.flags = set ? KVM_PREVENT_READS_SET | KVM_PREVENT_READS_EVENTFD : 0,
+		.eventfd = set ? efd : 0,
 	};
 	uint64_t i;
 
@@ -358,6 +371,49 @@ static void *racer(void *arg)
 	return NULL;
 }
 
+/* Wait (up to 10 s) until the device reported @event for @page. */
+static void wait_event(struct kvm_vm *vm, uint64_t page, uint32_t event)
+{
+	struct kvm_prevent_page_state st;
+	struct pollfd pfd = { .fd = efd, .events = POLLIN };
+	uint64_t n;
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		query(vm, page, 1, &st);
+		if (st.events & event)
+			break;
+		poll(&pfd, 1, 100);
+		if (read(efd, &n, sizeof(n)) < 0)
+			continue;
+	}
+	TEST_ASSERT(st.events & event, "page %lu: no event %#x after 10 s (events %#x)",
+		    page, event, st.events);
+}
+
+/* The device's SLOT_TIMEOUT.TICKS; returns the previous value. */
+static uint32_t set_slot_timeout(uint32_t tracker, uint32_t ms)
+{
+	struct cxlt_ctrl ctrl = { 0 };
+	struct cxlt_info info;
+	char dev[32];
+	uint32_t old;
+	int fd;
+
+	snprintf(dev, sizeof(dev), "/dev/cxltrack%u", tracker);
+	fd = open(dev, O_RDWR);
+	TEST_ASSERT(fd >= 0, "open %s", dev);
+	TEST_ASSERT(!ioctl(fd, CXLT_IOC_INFO, &info), "CXLT_IOC_INFO");
+	TEST_ASSERT(!ioctl(fd, CXLT_IOC_CTRL, &ctrl), "CXLT_IOC_CTRL (query)");
+	old = ctrl.cur_timeout;
+	memset(&ctrl, 0, sizeof(ctrl));
+	ctrl.flags = CXLT_CTRL_TIMEOUT;
+	ctrl.slot_timeout = ms ? (uint32_t)(ms * 1000000ull / info.tick_ns) ?: 1 : 0;
+	TEST_ASSERT(!ioctl(fd, CXLT_IOC_CTRL, &ctrl), "CXLT_IOC_CTRL (timeout)");
+	close(fd);
+	return old;
+}
+
 static uint64_t le(const uint8_t *p, int len)
 {
 	uint64_t v = 0;
@@ -377,6 +433,8 @@ int main(int argc, char *argv[])
 	uint8_t buf[64];
 
 	TEST_REQUIRE(kvm_check_cap(KVM_CAP_PREVENT_READS));
+	efd = eventfd(0, EFD_NONBLOCK);
+	TEST_ASSERT(efd >= 0, "eventfd");
 
 	mem = mmap(NULL, NPAGES * PAGE_4K, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -454,6 +512,16 @@ int main(int argc, char *argv[])
 			TEST_ASSERT(uc.args[5] == le(shadow + 4 * PAGE_4K - 4, 4),
 				    "load of the crossing store's bytes: %lx", uc.args[5]);
 			check_state(vm, 0, NPAGES);
+			/* The device's SLOT_FULL for the rep stosq page, and only for it. */
+			wait_event(vm, 0, KVM_PREVENT_EV_FULL);
+			{
+				struct kvm_prevent_page_state st[B_FIRST + B_PAGES];
+
+				query(vm, 0, B_FIRST + B_PAGES, st);
+				for (i = 1; i < B_FIRST + B_PAGES; i++)
+					TEST_ASSERT(!st[i].events, "page %lu: events %#x", i,
+						    st[i].events);
+			}
 			kvm_vm_get_dirty_log(vm, TEST_SLOT, bmap);
 			for (i = 0; i < NPAGES; i++) {
 				for (v = 0; v < PAGE_4K && !written[i * PAGE_4K + v]; v++)
@@ -518,10 +586,26 @@ int main(int argc, char *argv[])
 			fetch_and_unflag(vm, RACE_PAGE, 1, &fetched);
 			check_pages(RACE_PAGE, 1, "the raced page, merged without a read");
 			pr_info("stage 5: two vCPUs filled one slot\n");
+			prevent(vm, TIMEOUT_PAGE, 1, true);
+		} else if (stage == 6) {
+			struct kvm_prevent_page_state st;
+			uint64_t q = 0x7171717171717171ull;
+			uint32_t old;
+
+			model_write(TEST_GPA + TIMEOUT_PAGE * PAGE_4K + 512, &q, 8);
+			query(vm, TIMEOUT_PAGE, 1, &st);
+			old = set_slot_timeout(st.tracker, TIMEOUT_MS);
+			wait_event(vm, TIMEOUT_PAGE, KVM_PREVENT_EV_TIMEOUT);
+			set_slot_timeout(st.tracker, 0);
+			TEST_ASSERT(!old, "the device had a slot timeout (%u ticks) before", old);
+			check_state(vm, 0, NPAGES);
+			fetch_and_unflag(vm, TIMEOUT_PAGE, 1, &fetched);
+			check_pages(TIMEOUT_PAGE, 1, "the timed-out page, fetched and merged");
+			pr_info("stage 6: slot timeout reported through the eventfd\n");
 		}
 	}
 done:
-	TEST_ASSERT(stage == 5, "done after stage %lu", stage);
+	TEST_ASSERT(stage == 6, "done after stage %lu", stage);
 	for (i = 0; i < NPAGES; i++)
 		TEST_ASSERT(!flagged[i], "page %lu still flagged", i);
 	check_state(vm, 0, NPAGES);
