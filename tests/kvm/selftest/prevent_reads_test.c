@@ -35,7 +35,9 @@
  *   stage 6  the device's slot timeout (CXLT_IOC_CTRL) for a partly written
  *            page: the range's eventfd fires, the page shows the TIMEOUT
  *            event (stage 1 checked the FULL event of the rep stosq page and
- *            the NONSEQ event of the pages not written front to back).
+ *            the NONSEQ event of the pages not written front to back). The
+ *            host then drops the page (MADV_DONTNEED) before its fetch, which
+ *            faults in a new frame: the slot must merge into that one.
  *   end      every byte of every page equals the model.
  *
  * Run it with its memory bound to the device's NUMA node (membind). Prints
@@ -608,8 +610,10 @@ int main(int argc, char *argv[])
 			set_slot_timeout(st.tracker, 0);
 			TEST_ASSERT(!old, "the device had a slot timeout (%u ticks) before", old);
 			check_state(vm, 0, NPAGES);
+			TEST_ASSERT(!madvise(mem + TIMEOUT_PAGE * PAGE_4K, PAGE_4K, MADV_DONTNEED),
+				    "madvise");
 			fetch_and_unflag(vm, TIMEOUT_PAGE, 1, &fetched);
-			check_pages(TIMEOUT_PAGE, 1, "the timed-out page, fetched and merged");
+			check_pages(TIMEOUT_PAGE, 1, "the timed-out page, dropped, fetched and merged");
 			pr_info("stage 6: slot timeout reported through the eventfd\n");
 		}
 	}
