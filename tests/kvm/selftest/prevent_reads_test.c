@@ -12,7 +12,7 @@
  *            partial and overlapping stores of 1-8 bytes, rep movsb across
  *            a page end, a misaligned store across the end of one flagged
  *            range into the next; then loads bytes it wrote (served from
- *            the slots: no exit). The host checks each page's state
+ *            the slots: no exit), also with rep movsb out of flagged pages. The host checks each page's state
  *            (FULL for the rep stosq page, the written byte count of the
  *            others), each slot's byte-valid mask against the model, the
  *            loaded values, and that every written page is in the dirty log.
@@ -38,6 +38,8 @@
  *            the NONSEQ event of the pages not written front to back). The
  *            host then drops the page (MADV_DONTNEED) before its fetch, which
  *            faults in a new frame: the slot must merge into that one.
+ *            Last, a third vCPU keeps storing into a flagged page while the
+ *            host unflags it: no store is lost or overtaken by the merge.
  *   end      every byte of every page equals the model.
  *
  * Run it with its memory bound to the device's NUMA node (membind). Prints
@@ -46,6 +48,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +85,9 @@
 #define TIMEOUT_PAGE	29	/* stage 6 */
 #define TIMEOUT_MS	20
 #define SRC_PAGE	30	/* never flagged: rep movsb's source */
+#define COPY_OFF	1024	/* rep movsb out of flagged pages lands here */
+#define UNFLAG_PAGE	31	/* stage 6: unflagged while a vCPU writes it */
+#define WRITER_PASSES	64
 #define SCRIBBLE	0xdd
 #define STOSQ_VAL	0x0123456789abcdefull
 
@@ -146,6 +152,10 @@ static void guest_code(void)
 	v0 = *(volatile uint64_t *)(page_gva(0) + 2048);
 	v1 = *(volatile uint64_t *)(page_gva(1) + 0);
 	v2 = *(volatile uint64_t *)(page_gva(2) + PAGE_4K - 8);
+	d = page_gva(SRC_PAGE) + COPY_OFF;
+	s = page_gva(2) + PAGE_4K - 32;
+	n = 64;
+	asm volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
 	GUEST_SYNC_ARGS(1, v0, v1, v2, *(volatile uint32_t *)(page_gva(3) + 4092));
 
 	/* Stage 2: bytes nobody wrote: the VMM must fetch. */
@@ -170,6 +180,17 @@ static void guest_code(void)
 	/* Stage 6: a partial page, left until its slot times out. */
 	store(page_gva(TIMEOUT_PAGE) + 512, 8, 0x7171717171717171ull);
 	GUEST_SYNC(6);
+	GUEST_DONE();
+}
+
+/* Every qword of the page, pass after pass: the last pass's values win. */
+static void writer_code(void)
+{
+	uint64_t p, q;
+
+	for (p = 1; p <= WRITER_PASSES; p++)
+		for (q = 0; q < PAGE_4K / 8; q++)
+			store(page_gva(UNFLAG_PAGE) + 8 * q, 8, p << 32 | q);
 	GUEST_DONE();
 }
 
@@ -363,6 +384,20 @@ static void handle_memory_fault(struct kvm_vm *vm, struct kvm_run *run, uint64_t
 	exits_fault++;
 }
 
+static atomic_bool writer_done;
+
+static void *writer(void *arg)
+{
+	struct kvm_vcpu *vcpu = arg;
+	struct ucall uc;
+
+	vcpu_run(vcpu);
+	TEST_ASSERT(get_ucall(vcpu, &uc) == UCALL_DONE, "writer vCPU: exit %s",
+		    exit_reason_str(vcpu->run->exit_reason));
+	atomic_store(&writer_done, true);
+	return NULL;
+}
+
 static void *racer(void *arg)
 {
 	struct kvm_vcpu *vcpu = arg;
@@ -474,6 +509,8 @@ int main(int argc, char *argv[])
 		model_write(TEST_GPA + stores[i].page * PAGE_4K + stores[i].off,
 			    &stores[i].val, stores[i].len);
 	model_write(TEST_GPA + 3 * PAGE_4K - 32, buf, 64);
+	memcpy(buf, shadow + 3 * PAGE_4K - 32, 64);
+	model_write(TEST_GPA + SRC_PAGE * PAGE_4K + COPY_OFF, buf, 64);
 
 	for (;;) {
 		if (_vcpu_run(vcpu)) {
@@ -514,6 +551,7 @@ int main(int argc, char *argv[])
 				    "load of rep movsb's bytes: %lx", uc.args[4]);
 			TEST_ASSERT(uc.args[5] == le(shadow + 4 * PAGE_4K - 4, 4),
 				    "load of the crossing store's bytes: %lx", uc.args[5]);
+			check_pages(SRC_PAGE, 1, "rep movsb out of flagged pages");
 			check_state(vm, 0, NPAGES);
 			/*
 			 * The device's SLOT_FULL for the rep stosq page only; NONSEQ for
@@ -615,6 +653,29 @@ int main(int argc, char *argv[])
 			fetch_and_unflag(vm, TIMEOUT_PAGE, 1, &fetched);
 			check_pages(TIMEOUT_PAGE, 1, "the timed-out page, dropped, fetched and merged");
 			pr_info("stage 6: slot timeout reported through the eventfd\n");
+
+			/* Unflag a page while another vCPU keeps storing into it. */
+			prevent(vm, UNFLAG_PAGE, 1, true);
+			vcpu1 = vm_vcpu_add(vm, 2, writer_code);
+			pthread_create(&thread, NULL, writer, vcpu1);
+			for (i = 0; i < 10000; i++) {
+				query(vm, UNFLAG_PAGE, 1, &st);
+				if (st.valid_bytes)
+					break;
+				usleep(1000);
+			}
+			TEST_ASSERT(st.valid_bytes, "the writer vCPU stored nothing in 10 s");
+			v = atomic_load(&writer_done);
+			fetch_and_unflag(vm, UNFLAG_PAGE, 1, &fetched);
+			pthread_join(thread, NULL);
+			for (i = 0; i < PAGE_4K / 8; i++) {
+				uint64_t last = (uint64_t)WRITER_PASSES << 32 | i;
+
+				model_write(TEST_GPA + UNFLAG_PAGE * PAGE_4K + 8 * i, &last, 8);
+			}
+			check_pages(UNFLAG_PAGE, 1, "the page unflagged under a writer");
+			pr_info("stage 6: unflagged with %u bytes in the slot while a vCPU wrote%s\n",
+				st.valid_bytes, v ? " (it had finished: no race)" : "");
 		}
 	}
 done:
