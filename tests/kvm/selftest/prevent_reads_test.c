@@ -40,6 +40,10 @@
  *            faults in a new frame: the slot must merge into that one.
  *            Last, a third vCPU keeps storing into a flagged page while the
  *            host unflags it: no store is lost or overtaken by the merge.
+ *   stage 7  random stores (seed: -s, default 1) of 1, 2, 4 or 8 bytes at any
+ *            offset of range A, flagged again, some across its end; each
+ *            followed by a load of the same bytes (from the slot); then
+ *            the slots' masks, a fetch and the merge against the model.
  *   end      every byte of every page equals the model.
  *
  * Run it with its memory bound to the device's NUMA node (membind). Prints
@@ -88,6 +92,27 @@
 #define COPY_OFF	1024	/* rep movsb out of flagged pages lands here */
 #define UNFLAG_PAGE	31	/* stage 6: unflagged while a vCPU writes it */
 #define WRITER_PASSES	64
+#define RANDOM_STORES	400
+
+static uint64_t seed = 1;	/* stage 7's stores, the same in guest and host */
+
+static uint64_t next_random(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* Stage 7's i-th store: where (offset from range A's start), how long, what. */
+static void random_store(uint64_t *x, uint64_t *off, uint32_t *len, uint64_t *val)
+{
+	uint64_t r = next_random(x);
+
+	*len = 1u << (r & 3);
+	*off = (r >> 2) % (A_PAGES * PAGE_4K);
+	*val = next_random(x);
+}
 #define SCRIBBLE	0xdd
 #define STOSQ_VAL	0x0123456789abcdefull
 
@@ -180,6 +205,32 @@ static void guest_code(void)
 	/* Stage 6: a partial page, left until its slot times out. */
 	store(page_gva(TIMEOUT_PAGE) + 512, 8, 0x7171717171717171ull);
 	GUEST_SYNC(6);
+
+	/* Stage 7: random stores, each read back from the slot at once. */
+	{
+		uint64_t x = seed, off, val, got;
+		uint32_t len;
+
+		for (i = 0; i < RANDOM_STORES; i++) {
+			random_store(&x, &off, &len, &val);
+			store(page_gva(A_FIRST) + off, len, val);
+			switch (len) {
+			case 1:
+				got = *(volatile uint8_t *)(page_gva(A_FIRST) + off);
+				break;
+			case 2:
+				got = *(volatile uint16_t *)(page_gva(A_FIRST) + off);
+				break;
+			case 4:
+				got = *(volatile uint32_t *)(page_gva(A_FIRST) + off);
+				break;
+			default:
+				got = *(volatile uint64_t *)(page_gva(A_FIRST) + off);
+			}
+			GUEST_ASSERT_EQ(got, len == 8 ? val : val & ((1ull << (8 * len)) - 1));
+		}
+	}
+	GUEST_SYNC(7);
 	GUEST_DONE();
 }
 
@@ -234,9 +285,11 @@ static void prevent(struct kvm_vm *vm, uint64_t page, uint64_t n, bool set)
 	for (i = page; i < page + n; i++) {
 		flagged[i] = set;
 		memset(written + i * PAGE_4K, 0, PAGE_4K);
-		/* Evicted: the frame's contents are gone. */
-		if (set)
+		/* Evicted: written to "disk", then the frame's contents are gone. */
+		if (set) {
+			memcpy(disk + i * PAGE_4K, mem + i * PAGE_4K, PAGE_4K);
 			memset(mem + i * PAGE_4K, SCRIBBLE, PAGE_4K);
+		}
 	}
 }
 
@@ -470,6 +523,8 @@ int main(int argc, char *argv[])
 	struct ucall uc;
 	uint8_t buf[64];
 
+	if (argc > 2 && !strcmp(argv[1], "-s"))
+		seed = strtoull(argv[2], NULL, 0) ?: 1;
 	TEST_REQUIRE(kvm_check_cap(KVM_CAP_PREVENT_READS));
 	efd = eventfd(0, EFD_NONBLOCK);
 	TEST_ASSERT(efd >= 0, "eventfd");
@@ -487,6 +542,7 @@ int main(int argc, char *argv[])
 	vm_set_user_memory_region(vm, TEST_SLOT, KVM_MEM_LOG_DIRTY_PAGES, TEST_GPA,
 				  NPAGES * PAGE_4K, mem);
 	virt_map(vm, TEST_GVA, TEST_GPA, NPAGES);
+	sync_global_to_guest(vm, seed);
 	bmap = bitmap_zalloc(NPAGES);
 	/* Start the dirty log afresh: the host's own writes above do not count. */
 	kvm_vm_get_dirty_log(vm, TEST_SLOT, bmap);
@@ -676,10 +732,24 @@ int main(int argc, char *argv[])
 			check_pages(UNFLAG_PAGE, 1, "the page unflagged under a writer");
 			pr_info("stage 6: unflagged with %u bytes in the slot while a vCPU wrote%s\n",
 				st.valid_bytes, v ? " (it had finished: no race)" : "");
+			prevent(vm, A_FIRST, A_PAGES, true);
+		} else if (stage == 7) {
+			uint64_t x = seed, off, val;
+			uint32_t len;
+
+			for (i = 0; i < RANDOM_STORES; i++) {
+				random_store(&x, &off, &len, &val);
+				model_write(TEST_GPA + A_FIRST * PAGE_4K + off, &val, len);
+			}
+			check_state(vm, 0, NPAGES);
+			fetch_and_unflag(vm, A_FIRST, A_PAGES, &fetched);
+			check_pages(0, NPAGES, "after random stores");
+			pr_info("stage 7: %u random stores (seed %lu), slots and merge as modelled\n",
+				RANDOM_STORES, seed);
 		}
 	}
 done:
-	TEST_ASSERT(stage == 6, "done after stage %lu", stage);
+	TEST_ASSERT(stage == 7, "done after stage %lu", stage);
 	for (i = 0; i < NPAGES; i++)
 		TEST_ASSERT(!flagged[i], "page %lu still flagged", i);
 	check_state(vm, 0, NPAGES);
