@@ -317,6 +317,81 @@ void cxlt_slots_recheck(struct cxlt_dev *cd)
 	}
 }
 
+/*
+ * Serve a read from a slot (a guest load from a page whose writes the slot
+ * collects). Only bytes whose mask bit is set were written; the window reads
+ * 0 for the others, which must never reach a reader as data, so the mask is
+ * checked first and any missing byte fails the whole read.
+ */
+static int cxlt_slot_read_locked(struct cxlt_dev *cd, u32 slot, u32 offset,
+				 u8 *buf, u32 len)
+{
+	u8 mask[CXLT_MASK_BYTES];
+	u32 state, full, valid, i, first, last;
+	u64 tag;
+	int ret;
+
+	ret = cxlt_slot_query_locked(cd, slot, &state, &full, &valid, &tag);
+	if (ret)
+		return ret;
+	if (state != CXLT_SLOT_STATE_OPEN)
+		return -ENOENT;
+	if (!full) {
+		/* SLOT_QUERY left the mask in the RESULT window. */
+		cxlt_read_window(cd, mask, (offset + len + 7) / 8);
+		for (i = offset; i < offset + len; i++)
+			if (!(mask[i / 8] & BIT(i % 8)))
+				return -ENODATA;
+	}
+	/* The window allows aligned 32- and 64-bit reads only. */
+	first = round_down(offset, 8);
+	last = round_up(offset + len, 8);
+	for (i = first; i < last; i += 8) {
+		u64 v = readq(cd->regs + CXLT_SLOT_N(slot) + i);
+		u32 lo = max(i, offset), hi = min(i + 8, offset + len);
+
+		memcpy(buf + lo - offset, (u8 *)&v + lo - i, hi - lo);
+	}
+	return 0;
+}
+
+int cxlt_slot_read(struct cxlt_dev *cd, u32 slot, u32 offset, void *buf,
+		   u32 len)
+{
+	int ret;
+
+	if (!len || offset >= CXLT_SLOT_BYTES || len > CXLT_SLOT_BYTES - offset)
+		return -EINVAL;
+	ret = cxlt_enter(cd, NULL);
+	if (ret)
+		return ret;
+	ret = cxlt_slot_check(cd, NULL, slot);
+	if (!ret)
+		ret = cxlt_slot_read_locked(cd, slot, offset, buf, len);
+	cxlt_leave(cd);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(cxlt_slot_read);
+
+int cxlt_slot_state(struct cxlt_dev *cd, u32 slot, u32 *state,
+		    u32 *valid_bytes)
+{
+	u32 full;
+	u64 tag;
+	int ret;
+
+	ret = cxlt_enter(cd, NULL);
+	if (ret)
+		return ret;
+	ret = cxlt_slot_check(cd, NULL, slot);
+	if (!ret)
+		ret = cxlt_slot_query_locked(cd, slot, state, &full, valid_bytes,
+					     &tag);
+	cxlt_leave(cd);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(cxlt_slot_state);
+
 int cxlt_slot_alloc(struct cxlt_dev *cd, u64 tag)
 {
 	u32 slot;

@@ -42,6 +42,8 @@ BIN = "/opt/cxltrack/bin"
 TRACKER = "/sys/class/cxltrack/cxltrack0"
 STOCK_DIR = "/lib/modules/$(uname -r)/kernel/arch/x86/kvm"
 BUILDS = ("patched", "patched-off", "stock")
+# kselftest's exit code for a test that does not apply (e.g. no capability).
+KSFT_SKIP = 4
 # The whole matrix (`make test-kvm-full`) or the small one of `make test`.
 FULL = os.environ.get("CXLTRACK_KVM_FULL") == "1"
 # dirty_log_test, small: 4 MiB of test memory, 3 rounds of 50 ms (the vCPU keeps writing
@@ -140,13 +142,15 @@ def _table(runs: list[Run]) -> str:
             tests.append(r.test)
     builds = [b for b in BUILDS if any(r.build == b for r in runs)]
     lines = ["| selftest | " + " | ".join(builds) + " |", "|---" * (len(builds) + 1) + "|"]
+
+    def verdict(r: Run) -> str:
+        return "pass" if r.rc == 0 else "skip" if r.rc == KSFT_SKIP else f"FAIL rc={r.rc}"
+
     for t in tests:
         cells = []
         for b in builds:
             rs = [r for r in runs if r.test == t and r.build == b]
-            cells.append(
-                ", ".join(("pass" if r.rc == 0 else f"FAIL rc={r.rc}") + f" ({r.seconds:.0f} s)" for r in rs) or "-"
-            )
+            cells.append(", ".join(verdict(r) + f" ({r.seconds:.0f} s)" for r in rs) or "-")
         lines.append(f"| {t} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -156,6 +156,37 @@ int cxlt_slot_write(struct cxlt_dev *cd, u32 slot, u32 offset,
 		    const void *buf, u32 len);
 
 /**
+ * cxlt_slot_read() - read bytes that were written into an OPEN slot
+ * @cd: tracker
+ * @slot: slot index
+ * @offset: byte offset in the page
+ * @buf: out
+ * @len: length, @offset + @len <= CXLT_SLOT_BYTES
+ *
+ * For serving a load from the slot: succeeds only if every byte of the
+ * range was written since SLOT_ALLOC, so no byte that nobody wrote is ever
+ * returned as data.
+ *
+ * Return: 0, -ENODATA if some byte of the range was not written (@buf is
+ * then undefined), -ENOENT if the slot is not OPEN, or another negative
+ * errno.
+ */
+int cxlt_slot_read(struct cxlt_dev *cd, u32 slot, u32 offset, void *buf,
+		   u32 len);
+
+/**
+ * cxlt_slot_state() - a slot's state and how many of its bytes were written
+ * @cd: tracker
+ * @slot: slot index
+ * @state: out: CXLT_SLOTST_FREE, _OPEN or _MERGING
+ * @valid_bytes: out: bytes written since SLOT_ALLOC (CXLT_SLOT_BYTES: full)
+ *
+ * Return: 0 or a negative errno.
+ */
+int cxlt_slot_state(struct cxlt_dev *cd, u32 slot, u32 *state,
+		    u32 *valid_bytes);
+
+/**
  * cxlt_slot_merge() - write a slot's valid bytes into a page and free it
  * @cd: tracker
  * @slot: slot index
