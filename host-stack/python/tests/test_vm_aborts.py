@@ -1,0 +1,22 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Which QEMU aborts the harness counts as the platform's (repeated once, as a lost machine):
+only assertions in QEMU's own TCG core, never one in the project's device code."""
+
+from cxltrack.harness.vm import upstream_abort
+
+IOTLB = (
+    "qemu-system-x86_64: ../src/system/physmem.c:2738: iotlb_to_section: "
+    "Assertion `section_index < d->map.sections_nb' failed."
+)
+
+
+def test_the_tcg_core_race_is_the_platforms() -> None:
+    log = f"# /path/qemu-system-x86_64 -accel tcg ...\n{IOTLB}\n"
+    assert upstream_abort(log) == IOTLB.split(": ", 1)[1]
+
+
+def test_an_abort_in_the_projects_code_is_not() -> None:
+    ours = "qemu-system-x86_64: ../src/hw/mem/cxltrack.c:812: cxlt_cmd: Assertion `slot < s->slots' failed."
+    assert upstream_abort(ours) is None
+    assert upstream_abort("qemu-system-x86_64: terminating on signal 15\n") is None
+    assert upstream_abort("") is None
