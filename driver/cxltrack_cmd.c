@@ -134,7 +134,7 @@ static long cxlt_wait_idle(struct cxlt_dev *cd)
  * cxlt_cmd() - run one command to completion
  * @cd: tracker; caller holds cmd_lock (cxlt_enter())
  * @op: opcode
- * @opflags: CXLT_CMD_OP_CLEAR_MASK / CXLT_CMD_OP_DECAY_MASK
+ * @opflags: CXLT_CMD_OP_CLEAR_MASK / _DECAY_MASK / _DMA_MASK
  * @a0: CMD_ARG0
  * @a1: CMD_ARG1
  * @a2: CMD_ARG2
@@ -167,8 +167,11 @@ int cxlt_cmd(struct cxlt_dev *cd, u8 op, u32 opflags, u64 a0, u64 a1, u64 a2,
 		cxlt_wr(cd, CXLT_CMD_ARG0_HI + 8 * i, upper_32_bits(args[i]));
 	}
 	cxlt_wr(cd, CXLT_CMD_OP, (op << CXLT_CMD_OP_OP_SHIFT) |
-		(opflags & (CXLT_CMD_OP_CLEAR_MASK | CXLT_CMD_OP_DECAY_MASK)));
+		(opflags & (CXLT_CMD_OP_CLEAR_MASK | CXLT_CMD_OP_DECAY_MASK |
+			    CXLT_CMD_OP_DMA_MASK)));
 	atomic64_inc(&cd->cnt.commands);
+	if (opflags & CXLT_CMD_OP_DMA_MASK)
+		atomic64_inc(&cd->cnt.dma_commands);
 
 	st = cxlt_wait_idle(cd);
 	if (st < 0)

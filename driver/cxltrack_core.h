@@ -70,6 +70,8 @@
 extern unsigned int cxlt_cmd_timeout_ms;
 extern bool cxlt_allow_raw;
 extern unsigned int cxlt_tenant_slots;
+extern bool cxlt_harvest_dma;
+extern unsigned int cxlt_dma_min_bytes;
 
 struct cxlt_caps {
 	u32 hw_version;
@@ -92,6 +94,7 @@ struct cxlt_counters {
 	atomic64_t irqs;
 	atomic64_t events;
 	atomic64_t events_lost;
+	atomic64_t dma_commands;
 };
 
 struct cxlt_file;
@@ -132,6 +135,16 @@ struct cxlt_dev {
 	void __iomem *regs;
 	int irq;
 	struct cxlt_caps caps;
+	/*
+	 * DMA harvests (spec 5.3): a coherent buffer the device writes
+	 * results into, used only under cmd_lock (one command at a time);
+	 * dma_buf NULL: RESULT window only. Device-managed: freed after
+	 * remove(), when no command can run any more.
+	 */
+	void *dma_buf;
+	dma_addr_t dma_addr;
+	size_t dma_len;
+	u32 dma_bits;			/* CAP_DMA.ADDR_BITS, 0 without DMA */
 
 	struct rw_semaphore life;	/* see "Locking" above */
 	bool dead;

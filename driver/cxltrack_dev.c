@@ -40,6 +40,7 @@ void cxlt_fill_info(struct cxlt_dev *cd, struct cxlt_info *info)
 	info->id = cd->id;
 	info->memdev_devfn = cd->memdev->devfn;
 	info->memdev_bus = pci_domain_nr(cd->memdev->bus) << 8 | cd->memdev->bus->number;
+	info->dma_addr_bits = cxlt_harvest_dma && cd->dma_buf ? cd->dma_bits : 0;
 }
 
 int cxlt_read_stats(struct cxlt_dev *cd, struct cxlt_stats *s)
@@ -65,6 +66,7 @@ int cxlt_read_stats(struct cxlt_dev *cd, struct cxlt_stats *s)
 	s->irqs = atomic64_read(&cd->cnt.irqs);
 	s->events = atomic64_read(&cd->cnt.events);
 	s->events_lost = atomic64_read(&cd->cnt.events_lost);
+	s->dma_commands = atomic64_read(&cd->cnt.dma_commands);
 	return 0;
 }
 

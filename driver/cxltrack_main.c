@@ -8,15 +8,18 @@
  *
  * Probe checks ID.MAGIC and VERSION.MAJOR, reads the configuration from
  * CAP_* (never assumes the default), validates it against the spec's
- * legal ranges, sets up MSI-X vector 0 and creates /dev/cxltrackN.
+ * legal ranges, sets up MSI-X vector 0, a DMA buffer for harvests where the
+ * device has CAP_DMA (spec 5.3), and creates /dev/cxltrackN.
  *
  * The driver uses x86 cache maintenance (clflush_cache_range(),
  * wbinvd_on_all_cpus()) for the CPU-cache contract of spec section 9.
  */
 #include <linux/bitmap.h>
+#include <linux/dma-mapping.h>
 #include <linux/idr.h>
 #include <linux/module.h>
 #include <linux/pci.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 
 #include "cxltrack_core.h"
@@ -34,6 +37,20 @@ MODULE_PARM_DESC(allow_raw, "allow raw register access for tests (CXLT_IOC_RAW, 
 unsigned int cxlt_tenant_slots = 2;
 module_param_named(tenant_slots, cxlt_tenant_slots, uint, 0644);
 MODULE_PARM_DESC(tenant_slots, "OPEN slots a file without CAP_SYS_ADMIN may hold (default 2)");
+
+bool cxlt_harvest_dma = true;
+module_param_named(harvest_dma, cxlt_harvest_dma, bool, 0644);
+MODULE_PARM_DESC(harvest_dma, "harvest by DMA where the device can (CAP_DMA); 0: RESULT window only (default 1)");
+
+/*
+ * A DMA command costs about what a RESULT-window command costs in uncached
+ * loads (CMD_STATUS polls, RESULT0/1) plus a copy from cached memory; the
+ * window path adds one uncached 8-byte load per 64 pages on top. From 16 of
+ * them (1024 pages, a 4 MiB KVM memslot) on, DMA is clearly cheaper.
+ */
+unsigned int cxlt_dma_min_bytes = 128;
+module_param_named(dma_min_bytes, cxlt_dma_min_bytes, uint, 0644);
+MODULE_PARM_DESC(dma_min_bytes, "harvests with a smaller output read the RESULT window (default 128)");
 
 static dev_t cxlt_devt;
 static DEFINE_IDA(cxlt_ida);
@@ -126,6 +143,52 @@ static int cxlt_read_caps(struct cxlt_dev *cd)
 	return 0;
 }
 
+/* Largest DMA buffer: a 128 GiB device's bitmap, 4M pages of hotness. */
+#define CXLT_DMA_BUF_MAX	SZ_4M
+
+/**
+ * cxlt_dma_setup() - set up DMA harvests if the device offers them
+ * @cd: tracker, caps read
+ *
+ * The buffer holds the whole device's hotness (the largest result) up to
+ * CXLT_DMA_BUF_MAX, or less if memory is short; bigger ranges take several
+ * commands. Without CAP_DMA, a DMA mask or any buffer, harvests read the
+ * RESULT window as before: DMA is an optimisation, never a requirement.
+ */
+static void cxlt_dma_setup(struct cxlt_dev *cd)
+{
+	struct device *dev = &cd->pdev->dev;
+	u32 cap = cxlt_rd(cd, CXLT_CAP_DMA);
+	u32 bits = CAPF(cap, CAP_DMA, ADDR_BITS);
+	size_t len;
+
+	if (!CAPF(cap, CAP_DMA, PRESENT))
+		return;
+	/* Below 32 bits the device could not reach ordinary buffers reliably. */
+	if (bits < 32 || bits > 64) {
+		dev_warn(dev, "CAP_DMA %#x: unusable address width, harvests use MMIO\n", cap);
+		return;
+	}
+	if (dma_set_mask_and_coherent(dev, DMA_BIT_MASK(bits))) {
+		dev_warn(dev, "no %u-bit DMA mask, harvests use MMIO\n", bits);
+		return;
+	}
+	len = PAGE_ALIGN(min_t(u64, cd->caps.pages, CXLT_DMA_BUF_MAX));
+	for (;;) {
+		cd->dma_buf = dmam_alloc_coherent(dev, len, &cd->dma_addr,
+						  GFP_KERNEL | __GFP_NOWARN);
+		if (cd->dma_buf || len == PAGE_SIZE)
+			break;
+		len = PAGE_ALIGN(len / 2);
+	}
+	if (!cd->dma_buf) {
+		dev_warn(dev, "no DMA buffer, harvests use MMIO\n");
+		return;
+	}
+	cd->dma_len = len;
+	cd->dma_bits = bits;
+}
+
 static struct pci_dev *cxlt_find_memdev(struct pci_dev *pdev)
 {
 	struct pci_dev *mem;
@@ -205,6 +268,7 @@ static int cxlt_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	ret = cxlt_read_caps(cd);
 	if (ret)
 		goto err_put;
+	cxlt_dma_setup(cd);
 	/* The device may have been reset before we were bound. */
 	cd->unscrubbed = bitmap_zalloc(cd->caps.num_chunks, GFP_KERNEL);
 	if (!cd->unscrubbed) {

@@ -183,6 +183,7 @@ static struct cxlt_attr cxlt_stat_attrs[] = {
 	CXLT_STAT(irqs, STAT_OFF(irqs)),
 	CXLT_STAT(events, STAT_OFF(events)),
 	CXLT_STAT(events_lost, STAT_OFF(events_lost)),
+	CXLT_STAT(dma_commands, STAT_OFF(dma_commands)),
 };
 
 static struct attribute *cxlt_stat_list[ARRAY_SIZE(cxlt_stat_attrs) + 1];

@@ -8,6 +8,7 @@
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 #include <asm/cacheflush.h>
 #include <asm/smp.h>
 
@@ -66,10 +67,12 @@ int cxlt_harvest_check(struct cxlt_dev *cd, u32 kind, u64 start, u64 count,
  * The user pages under one command's output, pinned for writing before the
  * command runs: a command with CLEAR must never have its output lost to a
  * fault (munmap, mprotect by another thread) after the device cleared it.
- * One command's output is at most CXLT_RESULT_SIZE bytes, so two pages.
+ * A RESULT-window command's output spans at most two pages; a DMA command's
+ * up to the driver's DMA buffer.
  */
 struct cxlt_upin {
-	struct page *pages[2];
+	struct page **pages;
+	struct page *two[2];
 	int n;
 	size_t off;
 };
@@ -77,36 +80,73 @@ struct cxlt_upin {
 static_assert(CXLT_HARVEST_MAX_BITMAP_PAGES / 8 <= PAGE_SIZE &&
 	      CXLT_HARVEST_MAX_HOTNESS_PAGES <= PAGE_SIZE);
 
+static void cxlt_upin_free(struct cxlt_upin *u)
+{
+	if (u->pages != u->two)
+		kvfree(u->pages);
+}
+
 static int cxlt_upin_get(struct cxlt_upin *u, void __user *p, size_t len)
 {
 	unsigned long addr = (unsigned long)p;
 	unsigned long first = addr & PAGE_MASK;
-	int got;
+	int got = 0, ret;
 
-	u->n = ((addr + len - 1) & PAGE_MASK) == first ? 1 : 2;
+	u->n = (((addr + len - 1) & PAGE_MASK) - first) / PAGE_SIZE + 1;
 	u->off = addr - first;
-	got = pin_user_pages_fast(first, u->n, FOLL_WRITE, u->pages);
+	u->pages = u->n <= ARRAY_SIZE(u->two) ? u->two :
+		   kvmalloc_array(u->n, sizeof(*u->pages), GFP_KERNEL);
+	if (!u->pages)
+		return -ENOMEM;
+	/* The fast path may pin fewer pages than asked without a fault. */
+	while (got < u->n) {
+		ret = pin_user_pages_fast(first + (unsigned long)got * PAGE_SIZE,
+					  u->n - got, FOLL_WRITE, u->pages + got);
+		if (ret <= 0)
+			break;
+		got += ret;
+	}
 	if (got == u->n)
 		return 0;
 	if (got > 0)
 		unpin_user_pages(u->pages, got);
+	cxlt_upin_free(u);
 	return -EFAULT;
 }
 
 /* Copy @len bytes of @src to the pinned pages and unpin them. */
 static void cxlt_upin_put(struct cxlt_upin *u, const u8 *src, size_t len)
 {
-	size_t head = min_t(size_t, len, PAGE_SIZE - u->off);
+	size_t off = u->off, done = 0;
+	int i;
 
-	memcpy_to_page(u->pages[0], u->off, src, head);
-	if (len > head)
-		memcpy_to_page(u->pages[1], 0, src + head, len - head);
+	for (i = 0; i < u->n && done < len; i++) {
+		size_t part = min_t(size_t, len - done, PAGE_SIZE - off);
+
+		memcpy_to_page(u->pages[i], off, src + done, part);
+		done += part;
+		off = 0;
+	}
 	unpin_user_pages_dirty_lock(u->pages, u->n, true);
+	cxlt_upin_free(u);
 }
 
 static void cxlt_upin_drop(struct cxlt_upin *u)
 {
 	unpin_user_pages(u->pages, u->n);
+	cxlt_upin_free(u);
+}
+
+/*
+ * Harvest by DMA (spec 5.3) when the device can and the output is big
+ * enough for one DMA command to beat reading it through the RESULT window
+ * with uncached 8-byte loads; small ranges keep the MMIO path.
+ */
+static bool cxlt_use_dma(struct cxlt_dev *cd, u32 flags, u64 out_bytes)
+{
+	return cd->dma_buf && READ_ONCE(cxlt_harvest_dma) &&
+	       !(flags & CXLT_HARVEST_F_MMIO) &&
+	       out_bytes >= READ_ONCE(cxlt_dma_min_bytes);
 }
 
 /**
@@ -127,6 +167,10 @@ static void cxlt_upin_drop(struct cxlt_upin *u)
  * @done: out: pages harvested from @start on (their result is in the
  *        destination)
  *
+ * Large ranges take DMA commands (cxlt_use_dma()) of up to the DMA buffer:
+ * the device writes the result into cd->dma_buf, which is copied out under
+ * cmd_lock; others read the RESULT window. Either way the result passes
+ * through a bounce buffer, so the checks and the view fan-out are the same.
  * Each command's output is checked against the device's own count
  * (RESULT0) and, for hotness, against 2^hot_bits - 1 before it is trusted.
  * A dirty/accessed command with CLEAR that fails with -EIO may have cleared
@@ -147,7 +191,9 @@ int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f,
 	/* The command and its fan-out are one step for every other view. */
 	bool fanout = clear && !hot;
 	bool merge = self && !self->kernel && !hot;
+	bool dma = cxlt_use_dma(cd, flags, hot ? count : count / 8);
 	u64 max = hot ? CXLT_HARVEST_MAX_HOTNESS_PAGES : CXLT_HARVEST_MAX_BITMAP_PAGES;
+	size_t bounce_len = CXLT_RESULT_SIZE;
 	u8 op = kind == CXLT_HARVEST_DIRTY ? CXLT_OP_HARVEST_DIRTY :
 		kind == CXLT_HARVEST_ACCESSED ? CXLT_OP_HARVEST_ACCESSED :
 		CXLT_OP_HARVEST_HOTNESS;
@@ -166,8 +212,19 @@ int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f,
 		opflags |= CXLT_CMD_OP_CLEAR_MASK;
 	if (flags & CXLT_HARVEST_F_DECAY)
 		opflags |= CXLT_CMD_OP_DECAY_MASK;
+	if (dma) {
+		opflags |= CXLT_CMD_OP_DMA_MASK;
+		/* dma_len is a multiple of PAGE_SIZE: max stays 64-page aligned */
+		max = hot ? cd->dma_len : (u64)cd->dma_len * 8;
+		bounce_len = min_t(u64, cd->dma_len, hot ? count : count / 8);
+	}
 
-	bounce = kmalloc(CXLT_RESULT_SIZE, GFP_KERNEL);
+	/*
+	 * Not kvmalloc(): for a DMA command's hundreds of KiB its kmalloc()
+	 * attempt may compact memory on every call (a fragmented guest: ms).
+	 */
+	bounce = bounce_len > PAGE_SIZE ? vmalloc(bounce_len) :
+		 kmalloc(bounce_len, GFP_KERNEL);
 	if (!bounce)
 		return -ENOMEM;
 	if (flags & CXLT_HARVEST_F_WRITEBACK)
@@ -201,8 +258,17 @@ int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f,
 				cxlt_upin_drop(&pin);
 			break;
 		}
-		ret = cxlt_cmd(cd, op, opflags, start + *done, n, 0, &res);
-		if (!ret)
+		/*
+		 * A DMA command completes after its writes (spec 5.3) and the
+		 * readl() of CMD_STATUS that saw it done is ordered before the
+		 * loads from the buffer; the next command may reuse the buffer,
+		 * so it is copied before cmd_lock goes.
+		 */
+		ret = cxlt_cmd(cd, op, opflags, start + *done, n,
+			       dma ? cd->dma_addr : 0, &res);
+		if (!ret && dma)
+			memcpy(bounce, cd->dma_buf, len);
+		else if (!ret)
 			cxlt_read_window(cd, bounce, len);
 		cxlt_leave(cd);
 
@@ -245,7 +311,7 @@ int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f,
 		if (ret)
 			break;
 	}
-	kfree(bounce);
+	kvfree(bounce);
 	*nr_set = total;
 	/*
 	 * User space: progress made and no device failure is a short result,

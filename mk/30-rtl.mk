@@ -127,11 +127,18 @@ bench-rtl: rtl-sim rtl-deps ## benchmark: throughput with tracking on/off, added
 # dense dirty harvest of the whole device (every page dirty: 512 RESULT-window commands of 32 768 pages) and of a
 # 1 %-sparse one (1 % of the 2 MiB regions written, a few pages each), summed from launch to done of each command
 # (the engine's busy cycles, without register-port overhead), in us at 400 MHz; and the data-path throughput ratio
-# tracking on/off (vperf, small config) while harvests run back to back. Last line:
-# `dense_64GiB_us=<x> sparse1pct_64GiB_us=<y> data_path_ratio=<z>`. The issue's host_cpu_us needs a DMA path for
-# RESULT that does not exist yet and is not printed.
-bench-harvest: $(RTL_HARVEST_BENCH) rtl-sim rtl-deps ## harvest engine cycles at 64 GiB (dense, 1 %-sparse) and the data-path ratio while harvesting (no host_cpu_us: no DMA path yet)
-	@cd $(TOP)/sim && $(PY) bench_harvest.py
+# tracking on/off (vperf, small config) while harvests run back to back, through RESULT and by DMA, and one DMA
+# harvest of the whole device, dense and 1 %-sparse (sim/bench_harvest.py). Then the host side
+# (tests/driver/bench_host_cpu.py): the guest CPU time of one dirty-log round (a CLEAR harvest of the whole device
+# through cxltrack.ko) on the QEMU full stack, RESULT window vs DMA in the same VM. Last two lines:
+# `host_cpu_mmio_us=<x> host_cpu_dma_us=<y> mmio_over_dma=<r> (...)` and `dense_64GiB_us=<x> sparse1pct_64GiB_us=<y>
+# dense_dma_64GiB_us=<x'> sparse1pct_dma_64GiB_us=<y'> data_path_ratio=<z> host_cpu_us=<DMA figure>`.
+bench-harvest: $(RTL_HARVEST_BENCH) rtl-sim rtl-deps guest ## harvest engine cycles at 64 GiB (dense, 1 %-sparse; RESULT windows and one DMA command), the data-path ratio while harvesting, and the host CPU per dirty-log round (MMIO vs DMA)
+	@mkdir -p $(OUT)
+	@cd $(TOP)/sim && $(PY) bench_harvest.py | tee $(OUT)/bench-harvest-device.txt; test $${PIPESTATUS[0]} -eq 0
+	@q="$(QEMU_BIN)"; test -x "$$q" || { echo "bench-harvest: no QEMU binary (got '$$q')"; exit 1; }; \
+		$(PY) $(TOP)/tests/driver/bench_host_cpu.py --qemu "$$q" --image $(GUEST_IMAGE) \
+		--device-line "$$(tail -n1 $(OUT)/bench-harvest-device.txt)"
 
 SYNTH_TIMEOUT ?= 3600
 SYNTH_SCALING := 1 4

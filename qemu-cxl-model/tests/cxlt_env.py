@@ -194,6 +194,23 @@ class TrackerVM:
         self.vm.__exit__(*exc)
 
 
+def mapped_ranges(mtree_flat: str, start: int, end: int) -> list[str]:
+    """Lines of the flat view of the system address space ("info mtree -f") that overlap
+    [start, end)."""
+    hits: list[str] = []
+    in_memory = False
+    for line in mtree_flat.splitlines():
+        if line.startswith("FlatView"):
+            in_memory = False
+        elif line.strip().startswith('AS "memory"'):
+            in_memory = True
+        elif in_memory:
+            m = re.match(r"\s*([0-9a-f]+)-([0-9a-f]+) ", line)
+            if m and int(m.group(1), 16) < end and start <= int(m.group(2), 16):
+                hits.append(line.strip())
+    return hits
+
+
 def strobe_accesses(offset: int, value: int, size: int, strobe: int | None) -> list[tuple[int, int, int]]:
     """QEMU has no byte strobes: express an AXI4-Lite strobed write as the
     accesses a CPU would make (one naturally aligned access for a contiguous
@@ -244,6 +261,18 @@ class QemuTarget:
 
     async def tick(self, n: int) -> None:
         self.t.vm.clock_step(n * self.t.cfg.tick_ns)
+
+    # -- host memory for the dma cases: guest physical memory at the bus address (no IOMMU) --
+    async def host_fill(self, addr: int, length: int, byte: int) -> None:
+        self.t.vm.memset(addr, length, byte)
+
+    async def host_read(self, addr: int, length: int) -> bytes:
+        return self.t.vm.read(addr, length)
+
+    async def host_fault(self, addr: int, length: int) -> None:
+        """A DMA write fails where nothing is mapped (MEMTX_DECODE_ERROR): make sure that holds."""
+        hit = mapped_ranges(self.t.vm.qmp.hmp("info mtree -f"), addr, addr + length)
+        assert not hit, f"fault range {addr:#x}+{length:#x} is mapped: {hit}"
 
     async def race(
         self, reg_writes: Sequence[tuple[int, int]], mem_writes: Sequence[tuple[int, bytes]], schedule: int

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 import qemu_util
-from cxlt_env import MSI_ADDR, MSI_DATA, TrackerVM
+from cxlt_env import MSI_ADDR, MSI_DATA, TRK_BAR0, TrackerVM, mapped_ranges
 
 from cxltrack import regs
 from cxltrack.config import named
@@ -186,4 +186,105 @@ def test_sanitize_dirties_every_page_and_clears_associations() -> None:
         assert launch(t, Op.BAT_GET, 9) == 0 and t.reg_read(regs.CMD_RESULT1_HI) == 0
         assert t.reg_read(regs.STAT_BAT_INV) == 1
         assert t.mem_read(0x5000, 8) == ("okay", 0)
+        assert t.close() == 0
+
+
+DMA_BUF = 256 << 20  # guest RAM
+DMA = R["CMD_OP"].field("DMA").mask
+
+
+def launch_dma(t: TrackerVM, op: int, start: int, count: int, addr: int, clear: bool = False) -> tuple[int, int]:
+    for i, a in enumerate((start, count, addr)):
+        t.reg_write(regs.CMD_ARG0_LO + 8 * i, a & 0xFFFFFFFF)
+        t.reg_write(regs.CMD_ARG0_HI + 8 * i, a >> 32)
+    t.reg_write(regs.CMD_OP, op | clear << 8 | DMA)
+    status = t.reg_read(regs.CMD_STATUS)
+    assert not R["CMD_STATUS"].field("BUSY").get(status)
+    return R["CMD_STATUS"].field("CODE").get(status), t.reg_read(regs.CMD_RESULT0_LO)
+
+
+def set_bus_master(t: TrackerVM, on: bool) -> None:
+    cmd = t.cfg_read(t.ep_bus, 0, 1, 0x04) & 0xFFFF
+    t.cfg_write(t.ep_bus, 0, 1, 0x04, cmd | 0x4 if on else cmd & ~0x4)
+
+
+def test_dma_needs_bus_mastering_and_an_error_loses_no_bit() -> None:
+    """With Bus Master Enable off the tracker's DMA fails (spec 5.3): DMA_ERROR, guest memory
+    untouched, and the CLEAR harvest's range marked again, so the next harvest reports every
+    page written before. With it on again the same harvest lands in guest memory."""
+    cfg = named("small")
+    pages = {3, 64, 200}
+    with TrackerVM(cfg) as t:
+        assert t.reg_read(regs.CAP_DMA) == R["CAP_DMA"].field("PRESENT").put(1) | R["CAP_DMA"].field("ADDR_BITS").put(
+            64
+        )
+        for p in pages:
+            assert t.mem_write(p * cfg.page_size, b"\x01" * 8) == "okay"
+        t.vm.memset(DMA_BUF, cfg.pages // 8, 0xA5)
+        set_bus_master(t, False)
+        assert launch_dma(t, Op.HARVEST_DIRTY, 0, cfg.pages, DMA_BUF, clear=True) == (regs.Status.DMA_ERROR, 0)
+        assert t.vm.read(DMA_BUF, cfg.pages // 8) == b"\xa5" * (cfg.pages // 8)
+        assert harvest_dirty(t, cfg.pages) == cfg.pages  # the whole range re-marked
+        for p in pages:
+            assert t.mem_write(p * cfg.page_size, b"\x02" * 8) == "okay"
+        set_bus_master(t, True)
+        assert launch_dma(t, Op.HARVEST_DIRTY, 0, cfg.pages, DMA_BUF, clear=True) == (regs.Status.OK, len(pages))
+        bits = int.from_bytes(t.vm.read(DMA_BUF, cfg.pages // 8), "little")
+        assert {i for i in range(cfg.pages) if bits >> i & 1} == pages
+        assert t.close() == 0
+
+
+def test_dma_into_the_device_itself_fails_without_harm() -> None:
+    """A guest may point ARG2 at the tracker's own BAR (QEMU refuses the re-entrant access) or
+    at the CXL window it tracks (an ordinary write there: the pages it lands on become dirty).
+    Neither may crash QEMU."""
+    cfg = named("small")
+    with TrackerVM(cfg) as t:
+        assert t.mem_write(0, b"\x01") == "okay"
+        code, _ = launch_dma(t, Op.HARVEST_DIRTY, 0, cfg.pages, TRK_BAR0 + regs.CMD_OP, clear=True)
+        assert code in (regs.Status.ALIGN, regs.Status.DMA_ERROR)
+        code, _ = launch_dma(t, Op.HARVEST_DIRTY, 0, cfg.pages, TRK_BAR0 + 0x40, clear=True)
+        assert code == regs.Status.DMA_ERROR
+        assert harvest_dirty(t, cfg.pages) == cfg.pages  # the failed CLEAR re-marked the range
+        assert t.mem_read(8, 1) == ("okay", 0)  # a request: page 0's hotness is 1 more
+        target = t.window + 5 * cfg.page_size
+        assert launch_dma(t, Op.HARVEST_HOTNESS, 0, cfg.pages, target, clear=True) == (regs.Status.OK, 1)
+        assert harvest_dirty(t, cfg.pages) == 1  # page 5, which the DMA wrote (256 bytes)
+        assert t.reg_read(regs.RESULT + 0) == 1 << 5
+        assert t.reg_read(regs.ERR_STATUS) == 0
+        assert t.vm.proc.poll() is None
+        assert t.close() == 0
+
+
+def test_dma_straddling_the_end_of_ram() -> None:
+    """A buffer whose second half lies where nothing is mapped (guest RAM ends at 2 GiB, the PCI
+    hole follows): DMA_ERROR; the bytes before the buffer are untouched (partial data inside
+    the buffer is allowed, spec 5.3)."""
+    cfg = named("small")
+    ram_end = 2 << 30
+    with TrackerVM(cfg) as t:
+        assert not mapped_ranges(t.vm.qmp.hmp("info mtree -f"), ram_end, ram_end + 128)
+        assert mapped_ranges(t.vm.qmp.hmp("info mtree -f"), ram_end - 256, ram_end)
+        t.vm.memset(ram_end - 256, 256, 0xA5)
+        assert t.mem_read(0, 8)[0] == "okay"
+        code, n = launch_dma(t, Op.HARVEST_HOTNESS, 0, cfg.pages, ram_end - 128, clear=True)
+        assert (code, n) == (regs.Status.DMA_ERROR, 0)
+        assert t.vm.read(ram_end - 256, 128) == b"\xa5" * 128
+        assert launch(t, Op.HARVEST_HOTNESS, 0, 64) == 0
+        assert t.reg_read(regs.RESULT) == 0x01010101  # every counter of the range is max(c, 1)
+        assert t.close() == 0
+
+
+def test_whole_default_device_in_one_dma_command() -> None:
+    """65536 pages: one command where the RESULT path needs two (bitmap) or 16 (hotness)."""
+    cfg = named("default")
+    with TrackerVM(cfg) as t:
+        marked = [0, 4095, 32768, cfg.pages - 1]
+        for p in marked:
+            assert t.mem_write(p * cfg.page_size, b"\x01" * 8) == "okay"
+        assert launch_dma(t, Op.HARVEST_DIRTY, 0, cfg.pages, DMA_BUF, clear=True) == (regs.Status.OK, len(marked))
+        bits = int.from_bytes(t.vm.read(DMA_BUF, cfg.pages // 8), "little")
+        assert [i for i in range(cfg.pages) if bits >> i & 1] == marked
+        code, n = launch_dma(t, Op.HARVEST_HOTNESS, 0, cfg.pages, DMA_BUF + (1 << 20))
+        assert (code, n) == (regs.Status.OK, len(marked))
         assert t.close() == 0

@@ -4,23 +4,31 @@ model: random register programming (legal and illegal offsets, widths and
 alignments, random opcodes, flags and arguments), slot window traffic and
 memory requests through the CXL window (unaligned ones too, crossing lines, pages and the
 capacity's end: one request per line), function-level resets and MSI-X masking amid the
-traffic, and time. Every read must agree
-with the model, and QEMU must neither abort nor print anything."""
+traffic, time, and DMA harvests (spec 5.3) into guest RAM, into nothing (the model's host
+memory has faults there) and at the top of the address space. Every read, and the guest RAM
+the harvests write, must agree with the model, and QEMU must neither abort nor print anything."""
 
 from __future__ import annotations
 
 import random
 
 import pytest
-from cxlt_env import DECODE_SIZE, TrackerVM
+from cxlt_env import DECODE_SIZE, TrackerVM, mapped_ranges
 
 from cxltrack import regs
+from cxltrack.cmdregs import launch_writes
 from cxltrack.config import DeviceConfig, named
 from cxltrack.model.device import LINE, Device
 from cxltrack.regs import Op
+from cxltrack.vectors.format import HOST_BASE, HOST_FAULT_BASE
 
 REG_OFFSETS = sorted(r.offset for r in regs.REGISTERS.values())
 OPS = [int(o) for o in Op]
+_OP = regs.REGISTERS["CMD_OP"]
+# Where DMA harvests go: guest RAM (HOST_BASE, 1 MiB), nothing (HOST_FAULT_BASE, 1 GiB), and the
+# top MiB below 2^64 (nothing either): faults in the model's host memory.
+DMA_RAM = 1 << 20
+FAULTS = ((HOST_FAULT_BASE, 1 << 30), (2**64 - (1 << 20), 1 << 20))
 
 
 class Fuzzer:
@@ -28,6 +36,8 @@ class Fuzzer:
         self.cfg = cfg
         self.rng = random.Random(seed)
         self.model = Device(cfg)
+        for addr, length in FAULTS:
+            self.model.host.fault(addr, length)
         self.log: list[str] = []
 
     def offset(self) -> int:
@@ -74,8 +84,28 @@ class Fuzzer:
         op = self.rng.choice(OPS) if self.rng.random() < 0.9 else self.rng.randrange(256)
         clear = self.rng.random() < 0.25
         decay = self.rng.random() < 0.1
-        rsvd = self.rng.getrandbits(22) if self.rng.random() < 0.05 else 0
-        return op | clear << 8 | decay << 9 | rsvd << 10
+        dma = self.rng.random() < 0.15
+        if dma and self.rng.random() < 0.7:  # mostly on a harvest, which takes it
+            op = int(self.rng.choice([Op.HARVEST_DIRTY, Op.HARVEST_ACCESSED, Op.HARVEST_HOTNESS]))
+            decay = decay and op == Op.HARVEST_HOTNESS and not clear
+        rsvd = self.rng.getrandbits(_OP.field("RSVD").width) if self.rng.random() < 0.05 else 0
+        return (
+            _OP.field("OP").put(op)
+            | _OP.field("CLEAR").put(clear)
+            | _OP.field("DECAY").put(decay)
+            | _OP.field("DMA").put(dma)
+            | _OP.field("RSVD").put(rsvd)
+        )
+
+    def dma_addr(self) -> int:
+        r = self.rng.random()
+        if r < 0.6:
+            return HOST_BASE + 64 * self.rng.randrange(DMA_RAM // 64 // 2)
+        if r < 0.7:
+            return HOST_BASE + self.rng.randrange(DMA_RAM // 2)  # misaligned: ALIGN
+        if r < 0.85:
+            return HOST_FAULT_BASE + 64 * self.rng.randrange(1 << 16)
+        return 2**64 - 64 * self.rng.randrange(1, 1 << 12)  # fits, or wraps: RANGE
 
     def step(self, t: TrackerVM) -> None:
         rng, m, cfg = self.rng, self.model, self.cfg
@@ -84,20 +114,40 @@ class Fuzzer:
             weights=[20, 20, 20, 15, 15, 2, 8, 2],
         )[0]
         if kind == "cmd":
+            cmd = self.cmd_value()
+            dma = bool(_OP.field("DMA").get(cmd))
             for i in range(3):
                 a = self.arg()
+                if dma and i == 2:
+                    a = self.dma_addr()
+                elif dma and rng.random() < 0.7:  # mostly a harvest range that passes the checks
+                    a = 64 * rng.randrange(cfg.pages // 64) if i == 0 else 64 * rng.randrange(1, 9)
                 for off, val in ((regs.CMD_ARG0_LO + 8 * i, a & 0xFFFFFFFF), (regs.CMD_ARG0_HI + 8 * i, a >> 32)):
                     t.reg_write(off, val)
                     m.reg_write(off, val)
-            val = self.cmd_value()
-            self.log.append(f"cmd {val:#x} args {m.args}")
-            t.reg_write(regs.CMD_OP, val)
-            m.reg_write(regs.CMD_OP, val)
+            self.log.append(f"cmd {cmd:#x} args {m.args}")
+            t.reg_write(regs.CMD_OP, cmd)
+            m.reg_write(regs.CMD_OP, cmd)
             m.settle()
             self.compare(t, regs.CMD_STATUS, 4)
             self.compare(t, regs.CMD_RESULT0_LO, 4)
             self.compare(t, regs.CMD_RESULT1_LO, 4)
             self.compare(t, regs.RESULT + 4 * rng.randrange(64), 4)
+            if dma:
+                # what the harvest wrote (or did not), and a random piece of the DMA RAM
+                at = m.args[2] if HOST_BASE <= m.args[2] < HOST_BASE + DMA_RAM else HOST_BASE
+                for addr in (at, HOST_BASE + 64 * rng.randrange(DMA_RAM // 64)):
+                    got, want = t.vm.read(addr, 64), m.host.read(addr, 64)
+                    assert got == want, self.fail(f"guest RAM {addr:#x}: qemu {got.hex()}, model {want.hex()}")
+                # the tables it left (after a DMA error: the range marked again), by peeking harvests
+                for op, limit in ((Op.HARVEST_DIRTY, 32768), (Op.HARVEST_ACCESSED, 32768), (Op.HARVEST_HOTNESS, 4096)):
+                    for off, val in launch_writes(op, (0, min(cfg.pages, limit), 0)):
+                        t.reg_write(off, val)
+                        m.reg_write(off, val)
+                    m.settle()
+                    self.log.append(f"peek {op.name}")
+                    self.compare(t, regs.CMD_STATUS, 4)
+                    self.compare(t, regs.CMD_RESULT0_LO, 4)
         elif kind == "reg_write":
             size = self.size()
             off = self.aligned(self.offset(), size)
@@ -210,6 +260,12 @@ def test_fuzz_against_model(config: str, seed: int) -> None:
     cfg = named(config)
     fz = Fuzzer(cfg, seed)
     with TrackerVM(cfg) as t:
+        mtree = t.vm.qmp.hmp("info mtree -f")
+        assert all(not mapped_ranges(mtree, a, a + n) for a, n in FAULTS), "a fault range of the model is mapped"
+        assert mapped_ranges(mtree, HOST_BASE, HOST_BASE + DMA_RAM), "no RAM for the DMA harvests"
+        # a pattern no harvest writes everywhere: zeros written show, and so do stray bytes
+        t.vm.memset(HOST_BASE, DMA_RAM, 0xA5)
+        fz.model.host.fill(HOST_BASE, DMA_RAM, 0xA5)
         # tick 0 of the model is the device's reset time in QEMU.
         for _ in range(3000):
             fz.step(t)

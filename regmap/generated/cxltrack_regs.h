@@ -48,7 +48,7 @@
 
 /* Interface version */
 #define CXLT_VERSION 0x004
-#define CXLT_VERSION_RESET 0x00010000U
+#define CXLT_VERSION_RESET 0x00010001U
 #define CXLT_VERSION_MINOR_SHIFT 0
 #define CXLT_VERSION_MINOR_MASK 0x0000ffffU
 #define CXLT_VERSION_MAJOR_SHIFT 16
@@ -115,6 +115,14 @@
 #define CXLT_SLOT_TIMEOUT_WRITE_MASK 0xffffffffU
 #define CXLT_SLOT_TIMEOUT_TICKS_SHIFT 0
 #define CXLT_SLOT_TIMEOUT_TICKS_MASK 0xffffffffU
+
+/* DMA capability */
+#define CXLT_CAP_DMA 0x028
+#define CXLT_CAP_DMA_RESET 0x00000000U
+#define CXLT_CAP_DMA_PRESENT_SHIFT 0
+#define CXLT_CAP_DMA_PRESENT_MASK 0x00000001U
+#define CXLT_CAP_DMA_ADDR_BITS_SHIFT 8
+#define CXLT_CAP_DMA_ADDR_BITS_MASK 0x0000ff00U
 
 /* Interrupt status */
 #define CXLT_INT_STATUS 0x030
@@ -219,8 +227,10 @@
 #define CXLT_CMD_OP_CLEAR_MASK 0x00000100U
 #define CXLT_CMD_OP_DECAY_SHIFT 9
 #define CXLT_CMD_OP_DECAY_MASK 0x00000200U
-#define CXLT_CMD_OP_RSVD_SHIFT 10
-#define CXLT_CMD_OP_RSVD_MASK 0xfffffc00U
+#define CXLT_CMD_OP_DMA_SHIFT 10
+#define CXLT_CMD_OP_DMA_MASK 0x00000400U
+#define CXLT_CMD_OP_RSVD_SHIFT 11
+#define CXLT_CMD_OP_RSVD_MASK 0xfffff800U
 
 /* Command status */
 #define CXLT_CMD_STATUS 0x0a4
@@ -349,6 +359,7 @@
 	 (off) == CXLT_CAP_TICK || \
 	 (off) == CXLT_CTRL || \
 	 (off) == CXLT_SLOT_TIMEOUT || \
+	 (off) == CXLT_CAP_DMA || \
 	 (off) == CXLT_INT_STATUS || \
 	 (off) == CXLT_INT_ENABLE || \
 	 (off) == CXLT_ERR_STATUS || \
@@ -466,6 +477,7 @@
 #define CXLT_STATUS_NO_RESOURCE 0x06
 #define CXLT_STATUS_PERM 0x07
 #define CXLT_STATUS_FLAGS 0x08
+#define CXLT_STATUS_DMA_ERROR 0x09
 
 /* A defined opcode */
 #define CXLT_OP_KNOWN(op) \

@@ -58,6 +58,9 @@ int main(int argc, char** argv) {
   }
   const uint64_t lines = (uint64_t(1) << 20) / 64;  // small config: 1 MiB
   std::deque<uint64_t> rq, bq;                     // DDR responses due at cycle
+  // the host behind the DMA port (a harvest with CMD_OP.DMA writes there; ARG2 stays 0): READY stalls like the DDR's,
+  // each burst answered 20 cycles after its last beat
+  std::deque<uint64_t> hb;
   const int lat = 4;
   uint64_t ar = 0, aw = 0, w = 0, mw_aw = 0, mw_w = 0;
   std::uniform_int_distribution<int> pct(0, 99);
@@ -115,7 +118,14 @@ int main(int argc, char** argv) {
     t->m_axi_bvalid = !bq.empty() && bq.front() <= c;
     t->m_axi_bid = 0;
     t->m_axi_bresp = 0;
+    t->h_axi_awready = pct(rng) >= 10;
+    t->h_axi_wready = pct(rng) >= 10;
+    t->h_axi_bvalid = !hb.empty() && hb.front() <= c;
+    t->h_axi_bresp = 0;
+    t->h_axi_bid = 0;
     t->eval();
+    bool hwlast = t->h_axi_wvalid && t->h_axi_wready && t->h_axi_wlast;
+    bool hbf = t->h_axi_bvalid && t->h_axi_bready;
     bool arf = t->s_axi_arvalid && t->s_axi_arready, awf = t->s_axi_awvalid && t->s_axi_awready;
     bool wf = t->s_axi_wvalid && t->s_axi_wready;
     bool marf = t->m_axi_arvalid && t->m_axi_arready, mawf = t->m_axi_awvalid && t->m_axi_awready;
@@ -132,6 +142,8 @@ int main(int argc, char** argv) {
     if (marf) rq.push_back(c + lat);
     if (mrf) rq.pop_front();
     if (mbf) bq.pop_front();
+    if (hwlast) hb.push_back(c + 20);
+    if (hbf) hb.pop_front();
     if (mawf) mw_aw++;
     if (mwf) mw_w++;
     if (l_awf) lw_aw = false;

@@ -22,6 +22,7 @@ from cocotbext.axi import AxiBus, AxiMaster, AxiRam, AxiResp
 
 from cxltrack import config, regs
 from cxltrack.model import Device, MemResp
+from cxltrack.model.memory import HostMemory
 
 R = regs.REGISTERS
 OFF = {name: r.offset for name, r in R.items()}
@@ -257,7 +258,9 @@ class LiteMaster:
             return data
 
 
-def command_writes(op: int, args: Sequence[int], clear: bool, decay: bool, rsvd: int) -> list[tuple[int, int]]:
+def command_writes(
+    op: int, args: Sequence[int], clear: bool, decay: bool, rsvd: int, dma: bool = False
+) -> list[tuple[int, int]]:
     """The register writes (offset, value) that launch a command: its arguments in 32-bit
     halves, then CMD_OP (spec section 5)."""
     writes = []
@@ -265,8 +268,92 @@ def command_writes(op: int, args: Sequence[int], clear: bool, decay: bool, rsvd:
         writes += [(OFF[f"CMD_ARG{i}_LO"], a & 0xFFFFFFFF), (OFF[f"CMD_ARG{i}_HI"], a >> 32 & 0xFFFFFFFF)]
     f = R["CMD_OP"]
     op_value = f.field("OP").put(op) | f.field("CLEAR").put(int(clear)) | f.field("DECAY").put(int(decay))
-    writes.append((OFF["CMD_OP"], op_value | rsvd << 10))
+    op_value |= f.field("DMA").put(int(dma)) | f.field("RSVD").put(rsvd)
+    writes.append((OFF["CMD_OP"], op_value))
     return writes
+
+
+class HostPort:
+    """The host side of the core's DMA port (h_axi, AXI4 write): host memory by bus address
+    (cxltrack.model.memory.HostMemory, with its fill pattern and fault ranges), random READY on AW
+    and W and random delays of B. A burst that touches a fault range stores nothing and is
+    answered SLVERR (DECERR when `decerr`). Checks the port's rules: W only for an accepted AW,
+    WLAST on a burst's last beat only, INCR bursts of 64-byte beats within one 4 KiB page."""
+
+    def __init__(self, dut: Any, host: HostMemory, rng: random.Random | None = None) -> None:
+        self.dut, self.host = dut, host
+        self.rng = rng or random.Random(0)
+        self.p_stall = 0.0
+        self.b_delay = (0, 0)
+        self.decerr = False
+        self.errors: list[str] = []
+        self.writes = 0  # W beats stored
+        self.outstanding = 0  # bursts accepted on AW and not yet answered on B
+        self.log: list[tuple[int, int]] = []  # (addr, beats) of every AW, in order
+        cocotb.start_soon(self._run())
+
+    def _get(self, n: str) -> int:
+        return val(getattr(self.dut, f"h_axi_{n}"))
+
+    def _set(self, n: str, v: int) -> None:
+        getattr(self.dut, f"h_axi_{n}").value = v
+
+    async def _run(self) -> None:
+        bursts: deque[list[int]] = deque()  # [addr, beats, beat, faulted]
+        bq: deque[tuple[int, int]] = deque()  # (cycle, resp)
+        cycle = 0
+        self._set("awready", 0)
+        self._set("wready", 0)
+        self._set("bvalid", 0)
+        self._set("bresp", 0)
+        self._set("bid", 0)
+        while True:
+            await RisingEdge(self.dut.clock)
+            cycle += 1
+            if val(self.dut.reset):
+                bursts.clear()
+                bq.clear()
+                self.outstanding = 0
+                self._set("bvalid", 0)
+                continue
+            if self._get("awvalid") and self._get("awready"):
+                a, n = self._get("awaddr"), self._get("awlen") + 1
+                if self._get("awsize") != 6 or self._get("awburst") != 1 or (a & 0xFFF) + 64 * n > 4096:
+                    self.errors.append(f"h_axi: bad AW {a:#x} x{n}")
+                bursts.append([a, n, 0, int(self.host.faulted(a, 64 * n))])
+                self.outstanding += 1
+                self.log.append((a, n))
+            if self._get("wvalid") and self._get("wready"):
+                if not bursts:
+                    self.errors.append("h_axi: W beat before its AW")
+                else:
+                    b = bursts[0]
+                    last = b[2] == b[1] - 1
+                    if self._get("wlast") != int(last):
+                        self.errors.append(f"h_axi: WLAST {self._get('wlast')} on beat {b[2]} of {b[1]}")
+                    if not b[3]:
+                        data, strb = self._get("wdata"), self._get("wstrb")
+                        at = b[0] + 64 * b[2]
+                        for i in range(64):
+                            if strb >> i & 1:
+                                self.host.store(at + i, bytes([data >> 8 * i & 0xFF]))
+                        self.writes += 1
+                    b[2] += 1
+                    if last:
+                        bursts.popleft()
+                        resp = (3 if self.decerr else 2) if b[3] else 0
+                        bq.append((cycle + self.rng.randint(*self.b_delay), resp))
+            if self._get("bvalid") and self._get("bready"):
+                bq.popleft()
+                self.outstanding -= 1
+            stall = self.p_stall
+            self._set("awready", int(self.rng.random() >= stall))
+            self._set("wready", int(bool(bursts) or self.rng.random() < 0.5) and int(self.rng.random() >= stall))
+            if bq and bq[0][0] <= cycle and self.rng.random() >= stall:
+                self._set("bvalid", 1)
+                self._set("bresp", bq[0][1])
+            else:
+                self._set("bvalid", 0)
 
 
 class CommandPort:
@@ -281,9 +368,16 @@ class CommandPort:
         raise NotImplementedError
 
     async def command(
-        self, op: int, *args: int, clear: bool = False, decay: bool = False, rsvd: int = 0, wait: bool = True
+        self,
+        op: int,
+        *args: int,
+        clear: bool = False,
+        decay: bool = False,
+        rsvd: int = 0,
+        wait: bool = True,
+        dma: bool = False,
     ) -> tuple[int, int, int]:
-        for off, v in command_writes(op, args, clear, decay, rsvd):
+        for off, v in command_writes(op, args, clear, decay, rsvd, dma):
             await self.reg_write(off, v)
         if not wait:
             return -1, 0, 0
@@ -320,6 +414,10 @@ class Bench(CommandPort):
             ProtocolChecker(dut, "m_axi", AXI_CHANNELS),
         ]
         self.mirror = ModelMirror(dut, self.model) if mirror else None
+        # host memory behind the DMA port (the model has its own, written by its DMA harvests)
+        self.host = HostMemory()
+        self.host_port = HostPort(dut, self.host)
+        self.checkers.append(ProtocolChecker(dut, "h_axi", {k: AXI_CHANNELS[k] for k in ("aw", "w")}))
         self.msi = 0
         cocotb.start_soon(self._count_msi())
 
@@ -330,7 +428,7 @@ class Bench(CommandPort):
                 self.msi += 1
 
     def check_clean(self) -> None:
-        errs = [e for c in self.checkers for e in c.errors]
+        errs = [e for c in self.checkers for e in c.errors] + self.host_port.errors
         if self.mirror:
             errs += self.mirror.errors
         assert not errs, "\n".join(errs[:20])
@@ -379,6 +477,15 @@ class Bench(CommandPort):
                     data |= (value >> 8 * i & 0xFF) << 8 * lane
                     lanes |= (strobe >> i & 1) << lane
             await self.lite.write(word, data, lanes)
+
+    async def host_fill(self, addr: int, length: int, byte: int) -> None:
+        self.host.fill(addr, length, byte)
+
+    async def host_read(self, addr: int, length: int) -> bytes:
+        return self.host.read(addr, length)
+
+    async def host_fault(self, addr: int, length: int) -> None:
+        self.host.fault(addr, length)
 
     async def mem_read(self, addr: int, size: int) -> tuple[str, int]:
         r = await self.axi.read(addr, size)
@@ -463,6 +570,7 @@ class Scoreboard:
         rsvd: int = 0,
         result_bytes: int = 0,
         quiesce: bool = True,
+        dma: bool = False,
     ) -> tuple[int, int, int]:
         """Run one command on both. With quiesce, the scrub engines of both first run dry, so
         the result does not depend on how far a background scrub got; the model then runs
@@ -470,8 +578,8 @@ class Scoreboard:
         if quiesce:
             await self.b.wait_idle()
             self.m.settle()
-        code, r0, r1 = await self.b.command(op, *args, clear=clear, decay=decay, rsvd=rsvd)
-        for off, v in command_writes(op, args, clear, decay, rsvd):
+        code, r0, r1 = await self.b.command(op, *args, clear=clear, decay=decay, rsvd=rsvd, dma=dma)
+        for off, v in command_writes(op, args, clear, decay, rsvd, dma):
             self.m.reg_write(off, v)
         self.run_model_command()
         st = self.m.reg_read(OFF["CMD_STATUS"])
@@ -550,6 +658,17 @@ def finish(bench: Bench, name: str) -> None:
 
 
 Hook = Callable[[], Any]
+
+
+async def random_accesses(b: Bench, rng: random.Random, n: int) -> None:
+    """`n` 8-byte accesses at random places of the device, 60 % writes: dirty, accessed and
+    hotness for a harvest to find."""
+    for _ in range(n):
+        addr = rng.randrange(b.cfg.pages) * 4096 + rng.randrange(64) * 64
+        if rng.random() < 0.6:
+            await b.mem_write(addr, rng.randbytes(8))
+        else:
+            await b.mem_read(addr, 8)
 
 
 async def open_bench(dut: Any, seed_name: str | None = None) -> tuple[Bench, Scoreboard, random.Random]:

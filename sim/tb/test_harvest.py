@@ -7,7 +7,7 @@ from typing import Any
 
 import cocotb
 
-from .env import OP, finish, open_bench
+from .env import OP, finish, open_bench, random_accesses
 
 
 @cocotb.test()
@@ -15,12 +15,7 @@ async def harvest_ops(dut: Any) -> None:
     b, sb, rng = await open_bench(dut, "harvest")
     pages = b.cfg.pages
     for _ in range(6):
-        for _ in range(40):
-            addr = rng.randrange(pages) * 4096 + rng.randrange(64) * 64
-            if rng.random() < 0.6:
-                await b.mem_write(addr, rng.randbytes(8))
-            else:
-                await b.mem_read(addr, 8)
+        await random_accesses(b, rng, 40)
         for op in (OP.HARVEST_DIRTY, OP.HARVEST_ACCESSED, OP.HARVEST_HOTNESS):
             start = rng.randrange(0, pages, 64)
             count = rng.randrange(64, pages - start + 1, 64)

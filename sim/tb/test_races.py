@@ -17,6 +17,7 @@ import cocotb
 from cocotb.triggers import ClockCycles, RisingEdge
 
 from cxltrack import regs
+from cxltrack.vectors.format import HOST_BASE
 from cxltrack.vectors.replay import cmd_writes
 
 from .env import OFF, OP, Bench, cover, finish, seed_from_env, val
@@ -53,8 +54,19 @@ class Cycles:
             prev = busy
 
 
-def cmd(op: int, *args: int, clear: bool = False) -> list[tuple[int, int]]:
-    return cmd_writes({"name": op, "args": list(args), "clear": clear})
+def cmd(op: int, *args: int, clear: bool = False, dma: bool = False) -> list[tuple[int, int]]:
+    return cmd_writes({"name": op, "args": list(args), "clear": clear, "dma": dma})
+
+
+# the host buffer DMA harvests write to (sim/tb/env.py HostPort)
+HOST_BUF = HOST_BASE
+
+
+async def harvested(b: Bench, pages: int, dma: bool) -> int:
+    """The bitmap the last harvest of `pages` pages left in RESULT or, by DMA, in the host buffer."""
+    if dma:
+        return int.from_bytes(b.host.read(HOST_BUF, pages // 8), "little")
+    return int.from_bytes(await b.result(pages // 8), "little")
 
 
 async def run_cmd(b: Bench, writes: list[tuple[int, int]]) -> tuple[int, int, int]:
@@ -67,26 +79,29 @@ async def run_cmd(b: Bench, writes: list[tuple[int, int]]) -> tuple[int, int, in
 
 @cocotb.test()
 async def race_harvest(dut: Any) -> None:
-    """Property (a)."""
+    """Property (a), through RESULT and (odd rounds) by DMA with the DMA port stalled at random."""
     rng = random.Random(seed_from_env("race.harvest"))
     b = Bench(dut, mirror=False)
     await b.reset()
     pages = b.cfg.pages
     for it in range(ITER):
+        dma = it % 2 == 1
         b.backpressure(rng, rng.choice([0.0, 0.3]))
+        b.host_port.p_stall = rng.choice([0.0, 0.5])
+        b.host_port.b_delay = (0, rng.choice([0, 40]))
         before = {rng.randrange(pages) for _ in range(rng.randrange(12))}
         for p in before:
             await b.mem_write(p * 4096, b"\x01")
         racing = [rng.randrange(pages) for _ in range(rng.randrange(4, 24))]
         await b.race(
-            cmd(OP.HARVEST_DIRTY, 0, pages, clear=True),
+            cmd(OP.HARVEST_DIRTY, 0, pages, HOST_BUF, clear=True, dma=dma),
             [(p * 4096 + 64 * rng.randrange(64), rng.randbytes(8)) for p in racing],
             it,
         )
         code, _, _ = await run_cmd(b, [])
-        h1 = int.from_bytes(await b.result(pages // 8), "little")
-        code2, _, _ = await run_cmd(b, cmd(OP.HARVEST_DIRTY, 0, pages, clear=True))
-        h2 = int.from_bytes(await b.result(pages // 8), "little")
+        h1 = await harvested(b, pages, dma)
+        code2, _, _ = await run_cmd(b, cmd(OP.HARVEST_DIRTY, 0, pages, HOST_BUF, clear=True, dma=dma))
+        h2 = await harvested(b, pages, dma)
         assert code == code2 == 0
         got = {p for p in range(pages) if (h1 | h2) >> p & 1}
         assert got == before | set(racing), f"lost or invented writes: {sorted(got ^ (before | set(racing)))}"
@@ -94,7 +109,7 @@ async def race_harvest(dut: Any) -> None:
         split = bool(set(racing) & {p for p in range(pages) if h1 >> p & 1}) and bool(
             set(racing) & {p for p in range(pages) if h2 >> p & 1}
         )
-        cover("race:harvest_split" if split else "race:harvest")
+        cover(("race:harvest_split" if split else "race:harvest") + (":dma" if dma else ""))
     b.backpressure(rng, 0.0)
     finish(b, "race_harvest")
 
@@ -184,10 +199,26 @@ async def race_merge(dut: Any) -> None:
 # edge at which the command engine's BUSY is first seen (its check cycle, which scans the summary):
 SCAN_SEES = -3  # a write end up to 3 cycles before the check cycle is in the summary the scan reads
 ROW_STEP = 1  # the (only) row of the small configuration is stepped in the cycle after the check cycle
+# With DMA the engine reads a row's summary bit in the cycle it issues the row (docs/rtl-notes.md, "DMA harvest"):
+# the small configuration's one row in the cycle after the check cycle, so the scan sees one cycle more.
+DMA_SCAN_SEES = -2
+DMA_ROW_STEP = 1
 
 
 @cocotb.test()
 async def race_summary(dut: Any) -> None:
+    """Property (a) against the summary bits through RESULT (see summary_race)."""
+    await summary_race(dut, dma=False)
+
+
+@cocotb.test()
+async def race_summary_dma(dut: Any) -> None:
+    """Property (a) against the summary bits with DMA: the row's summary is read and the row stepped in the cycle after
+    the check cycle; the bitmap goes to host memory (see summary_race)."""
+    await summary_race(dut, dma=True)
+
+
+async def summary_race(dut: Any, dma: bool) -> None:
     """Property (a) against the summary bits, with an exact cycle oracle. The device starts clean (summary clear); a
     harvest of every page with CLEAR races writes whose ends (B handshakes) are placed around its check cycle S: the
     scan in S sees the summary as the write ends up to S + SCAN_SEES left it, the row (the small configuration has one
@@ -195,12 +226,13 @@ async def race_summary(dut: Any) -> None:
     cycle comes after the clear. Oracle, per page: reported by this harvest iff the region was marked at the scan and
     a write to the page ended at or before S; reported by the next harvest iff a write to it ended later, or the
     region was not marked. Half the rounds mark the region before the race (a write long before the launch)."""
-    rng = random.Random(seed_from_env("race.summary"))
+    rng = random.Random(seed_from_env("race.summary" + (".dma" if dma else "")))
     b = Bench(dut, mirror=False)
     cyc = Cycles(dut)
     await b.reset()
     pages = b.cfg.pages
-    launch = cmd(OP.HARVEST_DIRTY, 0, pages, clear=True)
+    launch = cmd(OP.HARVEST_DIRTY, 0, pages, HOST_BUF, clear=True, dma=dma)
+    scan_sees, row_step = (DMA_SCAN_SEES, DMA_ROW_STEP) if dma else (SCAN_SEES, ROW_STEP)
 
     async def one(delay: int, addr: int) -> None:
         await ClockCycles(dut.clock, delay)
@@ -217,7 +249,7 @@ async def race_summary(dut: Any) -> None:
         return t0
 
     async def bits() -> set[int]:
-        h = int.from_bytes(await b.result(pages // 8), "little")
+        h = await harvested(b, pages, dma)
         return {p for p in range(pages) if h >> p & 1}
 
     # calibration (no stalls): when the check cycle and a write's end fall relative to the launch
@@ -232,7 +264,7 @@ async def race_summary(dut: Any) -> None:
     end_after = cyc.ends[0][0] - t0  # a write started at delay 0 ends this many edges after the launch begins
     await run_cmd(b, launch)
     classes: set[str] = set()
-    for it in range(ITER * 4):
+    for it in range(ITER * (2 if dma else 4)):
         b.backpressure(rng, rng.choice([0.0, 0.0, 0.2]))
         marked_before = rng.random() < 0.5
         before: set[int] = set()
@@ -256,24 +288,24 @@ async def race_summary(dut: Any) -> None:
         h2 = await bits()
         s = cyc.busy_rise[0]
         ends = [(e - s, a >> 12) for e, a in cyc.ends]
-        marked = bool(before) or any(rel <= SCAN_SEES for rel, _ in ends)
-        want1 = (before | {p for rel, p in ends if rel <= 0}) if marked else set()
-        want2 = {p for rel, p in ends if not marked or rel > 0}
+        marked = bool(before) or any(rel <= scan_sees for rel, _ in ends)
+        want1 = (before | {p for rel, p in ends if rel < row_step}) if marked else set()
+        want2 = {p for rel, p in ends if not marked or rel >= row_step}
         where = f"round {it}: ends relative to the check cycle {sorted(ends)}, region marked before: {bool(before)}"
         assert h1 == want1, f"{where}: first harvest {sorted(h1)}, oracle {sorted(want1)}"
         assert h2 == want2, f"{where}: second harvest {sorted(h2)}, oracle {sorted(want2)}"
         for rel, _ in ends:
-            if rel <= SCAN_SEES:
+            if rel <= scan_sees:
                 name = "before_scan"
-            elif rel <= 0:
+            elif rel < row_step:
                 name = "scan_to_row" if marked else "clean_after_scan"
-            elif rel == ROW_STEP:
+            elif rel == row_step:
                 name = "row_clear_cycle" if marked else "clean_after_scan"
             else:
                 name = "after_row"
             classes.add(name)
-            cover(f"race:summary_{name}")
+            cover(f"race:summary_{name}" + ("_dma" if dma else ""))
     b.backpressure(rng, 0.0)
     for name in ("before_scan", "scan_to_row", "row_clear_cycle", "clean_after_scan"):
         assert name in classes, f"race class summary_{name} never happened: aim the writes better"
-    finish(b, "race_summary")
+    finish(b, "race_summary" + ("_dma" if dma else ""))

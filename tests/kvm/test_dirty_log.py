@@ -57,6 +57,8 @@ def test_offload_with_writes_racing_get_clear(l1: L1Host, mode: str) -> None:
     assert k["reported"] > 0 and tr["dirty"] > 0, f"no dirty page came from the device: {k} {tr}"
     assert k["wp_faults"] == 0, f"write-protect faults for device pages: {k}"
     assert k["lost"] == 0 and tr["losses"] == 0, (k, tr)
+    # The kernel dirty log's syncs harvest whole memslots: by DMA (spec 5.3), not RESULT reads.
+    assert int(l1.run(f"cat {TRACKER}/stats/dma_commands").out) > 0, "no DMA harvest"
 
 
 def test_page_migration_loses_no_dirty_bit(l1: L1Host) -> None:

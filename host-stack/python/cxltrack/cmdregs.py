@@ -12,7 +12,13 @@ _OP = regs.REGISTERS["CMD_OP"]
 
 
 def launch_writes(
-    op: Op | int, args: tuple[int, ...] | list[int] = (), *, clear: bool = False, decay: bool = False, rsvd: int = 0
+    op: Op | int,
+    args: tuple[int, ...] | list[int] = (),
+    *,
+    clear: bool = False,
+    decay: bool = False,
+    dma: bool = False,
+    rsvd: int = 0,
 ) -> list[tuple[int, int]]:
     """(offset, value) pairs: CMD_ARG0..2 low/high words, then CMD_OP."""
     full = list(args) + [0] * (3 - len(args))
@@ -24,6 +30,7 @@ def launch_writes(
         _OP.field("OP").put(int(op))
         | _OP.field("CLEAR").put(int(clear))
         | _OP.field("DECAY").put(int(decay))
+        | _OP.field("DMA").put(int(dma))
         | _OP.field("RSVD").put(rsvd)
     )
     out.append((regs.CMD_OP, value))

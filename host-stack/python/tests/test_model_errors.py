@@ -44,19 +44,26 @@ def busy_device() -> Device:
     return dev
 
 
-def expected_status(op: int, a0: int, a1: int, a2: int, clear: bool, decay: bool, rsvd: int) -> Status:
-    """The spec's validation order, written from docs/spec.md section 5."""
+def expected_status(
+    op: int, a0: int, a1: int, a2: int, clear: bool, decay: bool, rsvd: int, dma: bool = False
+) -> Status:
+    """The spec's validation order, written from docs/spec.md sections 5 and 5.3."""
     if op not in {o.value for o in Op}:
         return Status.UNKNOWN_OP
     o = Op(op)
     harvest = o in (Op.HARVEST_DIRTY, Op.HARVEST_ACCESSED, Op.HARVEST_HOTNESS)
     if rsvd or ((clear or decay) and not harvest) or (decay and (o != Op.HARVEST_HOTNESS or clear)):
         return Status.FLAGS
+    if dma and not harvest:
+        return Status.FLAGS
     if harvest:
-        if a0 % 64 or a1 % 64:
+        if a0 % 64 or a1 % 64 or (dma and a2 % 64):
             return Status.ALIGN
         limit = 4096 if o == Op.HARVEST_HOTNESS else 32768
-        if a1 == 0 or a1 > limit or a0 + a1 > CFG.pages:
+        if a1 == 0 or (a1 > limit and not dma) or a0 + a1 > CFG.pages:
+            return Status.RANGE
+        nbytes = a1 if o == Op.HARVEST_HOTNESS else a1 // 8
+        if dma and a2 + nbytes > 2**64:
             return Status.RANGE
         return Status.OK
     if o in (Op.BAT_GET, Op.BAT_CLEAR, Op.BAT_DISCARD):
@@ -99,20 +106,21 @@ arg = st.one_of(st.integers(0, 300), st.sampled_from([0, 64, 128, 192, 256, 4096
     op=st.one_of(st.sampled_from([o.value for o in Op]), st.integers(0, 255)),
     a0=arg,
     a1=arg,
-    a2=st.integers(0, 40),
+    a2=st.one_of(st.integers(0, 40), st.sampled_from([1 << 20, (1 << 20) + 8, 2**64 - 64, 2**64 - 4096])),
     clear=st.booleans(),
     decay=st.booleans(),
-    rsvd=st.sampled_from([0, 0, 0, 1, 0x3FFFFF]),
+    dma=st.booleans(),
+    rsvd=st.sampled_from([0, 0, 0, 1, 0x1FFFFF]),
 )
 def test_every_command_answers_per_spec_and_errors_change_nothing(
-    op: int, a0: int, a1: int, a2: int, clear: bool, decay: bool, rsvd: int
+    op: int, a0: int, a1: int, a2: int, clear: bool, decay: bool, dma: bool, rsvd: int
 ) -> None:
     dev = busy_device()
     drv = ModelDriver(dev)
     before = copy.deepcopy(tables(dev))
     events = len(dev.events.queue)
-    res = drv.cmd(op, a0, a1, a2, clear=clear, decay=decay, rsvd=rsvd)
-    assert res.code == expected_status(op, a0, a1, a2, clear, decay, rsvd)
+    res = drv.cmd(op, a0, a1, a2, clear=clear, decay=decay, dma=dma, rsvd=rsvd)
+    assert res.code == expected_status(op, a0, a1, a2, clear, decay, rsvd, dma)
     if res.code != Status.OK:
         assert tables(dev) == before
         assert len(dev.events.queue) == events

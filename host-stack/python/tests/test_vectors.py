@@ -48,6 +48,10 @@ def _mutated(name: str, op_name: str, mutate: str) -> Case:
         op.f["expect"]["code"] = "RANGE" if op.f["expect"]["code"] == "OK" else "OK"
     elif mutate == "pages":
         op.f["pages"] = op.f["pages"][1:]
+    elif mutate in ("hex_guard", "hex_mid"):
+        data = bytearray(op.f["hex"])
+        data[3 if mutate == "hex_guard" else len(data) // 2] ^= 1  # byte 3: before the buffer
+        op.f["hex"] = bytes(data)
     return case
 
 
@@ -58,6 +62,9 @@ def _mutated(name: str, op_name: str, mutate: str) -> Case:
         ("harvest", "cmd", "code"),
         ("slots", "mem_read", "expect"),
         ("race_harvest_0", "check", "pages"),
+        ("dma_harvest", "host_expect", "hex_mid"),  # a byte of the harvested bitmap
+        ("dma_harvest", "host_expect", "hex_guard"),  # a byte before the buffer
+        ("dma_errors", "cmd", "code"),
     ],
 )
 def test_replay_detects_a_wrong_answer(name: str, op: str, mutate: str) -> None:
@@ -78,6 +85,9 @@ HEAD = json.dumps({"case": "x", "config": "small", "covers": []})
         ('{"op": "cmd", "name": "FROB", "expect": {"code": "OK"}}', "name", "command name"),
         ('{"op": "cmd", "name": "NOP", "expect": {"code": "MAYBE"}}', "expect.code", "unknown status"),
         ('{"op": "teleport"}', "op", "unknown operation"),
+        ('{"op": "host_fill", "addr": 0, "len": 64, "byte": 1}', "op", "requirement 'dma'"),
+        ('{"op": "cmd", "name": "HARVEST_DIRTY", "dma": true, "expect": {"code": "OK"}}', "op", "requirement 'dma'"),
+        ('{"op": "host_expect", "addr": 0, "hex": "0"}', "hex", "even-length"),
         ('{"op": "tick", "n": 1, "extra": 2}', "extra", "unknown field"),
         (
             '{"op": "events", "expect": [{"type": "BOOM", "index": 0, "arg": 0}], "ordered": true}',
@@ -91,6 +101,17 @@ def test_malformed_vectors_name_file_line_field(line: str, field: str, words: st
         parse_lines([HEAD, line], "v.jsonl")
     msg = str(exc.value)
     assert msg.startswith("v.jsonl:2:") and f"field '{field}'" in msg and words in msg, msg
+
+
+def test_host_op_fields_are_checked() -> None:
+    head = json.dumps({"case": "x", "config": "small", "covers": [], "requires": ["dma"]})
+    for line, field in (
+        ('{"op": "host_fill", "addr": 0, "len": 64, "byte": 256}', "byte"),
+        ('{"op": "host_fault", "addr": 0, "len": 0}', "len"),
+        ('{"op": "host_fault", "addr": 18446744073709551615, "len": 2}', "len"),
+    ):
+        with pytest.raises(VectorFormatError, match=f"v.jsonl:2: field '{field}'"):
+            parse_lines([head, line], "v.jsonl")
 
 
 def test_malformed_json_and_order(tmp_path: Path) -> None:

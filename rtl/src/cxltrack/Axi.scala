@@ -4,10 +4,11 @@ package cxltrack
 import chisel3._
 
 /**
- * AXI4 with flat signal names (cocotbext-axi finds them by prefix, e.g. `s_axi_awaddr`). Directions are the master's
- * view; use `Flipped` for a slave port.
+ * The write channels of AXI4 with flat signal names (cocotbext-axi finds them by prefix, e.g. `h_axi_awaddr`).
+ * Directions are the master's view; use `Flipped` for a slave port. A master that never reads (the DMA port toward the
+ * host side of the CXL IP, docs/rtl-notes.md "DMA harvest") has only these.
  */
-class Axi4(val addrBits: Int, val dataBits: Int, val idBits: Int) extends Bundle {
+class Axi4Write(val addrBits: Int, val dataBits: Int, val idBits: Int) extends Bundle {
   val awid    = Output(UInt(idBits.W))
   val awaddr  = Output(UInt(addrBits.W))
   val awlen   = Output(UInt(8.W))
@@ -27,6 +28,10 @@ class Axi4(val addrBits: Int, val dataBits: Int, val idBits: Int) extends Bundle
   val bresp   = Input(UInt(2.W))
   val bvalid  = Input(Bool())
   val bready  = Output(Bool())
+}
+
+/** AXI4: the write channels and the read channels, flat names as above. */
+class Axi4(addrBits: Int, dataBits: Int, idBits: Int) extends Axi4Write(addrBits, dataBits, idBits) {
   val arid    = Output(UInt(idBits.W))
   val araddr  = Output(UInt(addrBits.W))
   val arlen   = Output(UInt(8.W))

@@ -87,6 +87,20 @@ object Blocks extends App {
           "mem_addr_bits" -> BigInt(p.memAddrBits)
         )
       )
+    },
+    // as CxlTrackCore: new DmaWriter(CommandEngine.dmaAddrBits(p), CommandEngine.dmaLenBits(p)) (16 bursts), with a
+    // length at least as wide as a 64 GiB device's hotness harvest needs (24 bits): the small configuration's 10-bit
+    // lengths (1 KiB) could not reach 16 outstanding bursts
+    "DmaWriter" -> { p =>
+      val lenBits = CommandEngine.dmaLenBits(p) max 24
+      BlockDef(
+        () => new DmaWriter(CommandEngine.dmaAddrBits(p), lenBits),
+        Seq(
+          "addr_bits"  -> BigInt(CommandEngine.dmaAddrBits(p)),
+          "len_bits"   -> BigInt(lenBits),
+          "max_bursts" -> BigInt(16)
+        )
+      )
     }
   )
 

@@ -6,7 +6,7 @@ import chisel3.util._
 
 /** States of the [[CommandEngine]]. */
 object CmdState extends ChiselEnum {
-  val sInit, sIdle, sCheck, sHarvest, sBatRead, sBatWait, sMerge, sQuery, sList = Value
+  val sInit, sIdle, sCheck, sHarvest, sDma, sDmaMark, sBatRead, sBatWait, sMerge, sQuery, sList = Value
 }
 
 /**
@@ -32,6 +32,18 @@ class BatRequest(pageBits: Int, payloadBits: Int) extends Bundle {
   val op   = UInt(TableOp.Bits.W) // READ (BAT_GET), CLEAR (BAT_CLEAR, BAT_DISCARD), SET (BAT_SET)
   val page = UInt(pageBits.W)
   val data = UInt(payloadBits.W)  // BAT_SET: disk << block_bits | block
+}
+
+object CommandEngine {
+
+  /** Depth of the DMA beat FIFO: the two-cycle table delay plus slack for a stalled W channel. */
+  val DmaFifo = 8
+
+  /** Width of the DMA port's addresses (a port exists even without DMA, 1 bit wide, tied off). */
+  def dmaAddrBits(p: CxlTrackParams): Int = p.dmaAddrBits max 1
+
+  /** Width of a DMA transfer's length in bytes: a hotness harvest of the whole device is `pages` bytes. */
+  def dmaLenBits(p: CxlTrackParams): Int = log2Ceil(p.pages + 1) + 1
 }
 
 /**
@@ -92,6 +104,10 @@ class CommandEngine(p: CxlTrackParams) extends Module {
     val scrubEnq    = Decoupled(UInt(p.chunkBits.W))
     val scrubFinish = Input(Valid(UInt(p.chunkBits.W)))
     val scrubEvent  = Output(Valid(new EventRec))
+    // DMA harvest (docs/rtl-notes.md "DMA harvest"): the transfer, its beats in address order, its completion
+    val dmaStart = Output(Valid(new DmaStart(CommandEngine.dmaAddrBits(p), CommandEngine.dmaLenBits(p))))
+    val dmaData  = Decoupled(UInt(512.W))
+    val dmaDone  = Input(Valid(Bool())) // bits: a B response was SLVERR/DECERR
   })
   private def fit(x: UInt, w: Int): UInt = x.pad(w)(w - 1, 0)
   import TableOp._
@@ -175,6 +191,7 @@ class CommandEngine(p: CxlTrackParams) extends Module {
   val op           = RegInit(0.U(8.W))
   val clear        = RegInit(false.B)
   val decay        = RegInit(false.B)
+  val dma          = RegInit(false.B)
   val rsvd         = RegInit(0.U(22.W))
   val arg0         = RegInit(0.U(64.W))
   val arg1         = RegInit(0.U(64.W))
@@ -191,6 +208,12 @@ class CommandEngine(p: CxlTrackParams) extends Module {
   val mergeValid   = RegInit(0.U(log2Ceil(Regs.SLOT.SIZE + 1).W)) // SLOT_MERGE: the slot's valid bytes at launch
   val queryResult0 = RegInit(0.U(64.W))
   val queryResult1 = RegInit(0.U(64.W))
+  val unit         = RegInit(0.U((wordBits + 1).W))               // DMA: the next unit to step (or mark again)
+  val unitEnd      = RegInit(0.U((wordBits + 1).W))               // DMA: the unit after the range
+  val dmaTotal     = RegInit(0.U(64.W))                           // DMA: bits (counters) found so far
+  val beatsLeft    = RegInit(0.U((wordBits + 1).W))               // DMA: beats not yet handed to the writer
+  val held         = RegInit(0.U(512.W))                          // DMA: the previous row (unaligned bitmap start)
+  val haveHeld     = RegInit(false.B)
   val doneNow      = WireDefault(false.B)
   io.cmdOp   := cmdOp
   io.busy    := busy
@@ -218,6 +241,7 @@ class CommandEngine(p: CxlTrackParams) extends Module {
     op      := v(OpFields.OP_LSB + OpFields.OP_WIDTH - 1, OpFields.OP_LSB)
     clear   := v(OpFields.CLEAR_LSB)
     decay   := v(OpFields.DECAY_LSB)
+    dma     := v(OpFields.DMA_LSB)
     rsvd    := v(OpFields.RSVD_LSB + OpFields.RSVD_WIDTH - 1, OpFields.RSVD_LSB)
     arg0    := io.args(0)
     arg1    := io.args(1)
@@ -234,12 +258,18 @@ class CommandEngine(p: CxlTrackParams) extends Module {
   val Status    = Regs.Status
   val known     = Op.All.map(o => op === o.U).reduce(_ || _)
   val isHarvest = op === Op.HARVEST_DIRTY.U || op === Op.HARVEST_ACCESSED.U || op === Op.HARVEST_HOTNESS.U
+  // DMA: only on a harvest, only where the configuration has the DMA port (CAP_DMA.PRESENT)
   val flagsBad = rsvd =/= 0.U || ((clear || decay) && !isHarvest) ||
-    (decay && (op =/= Op.HARVEST_HOTNESS.U || clear))
-  val alignBad = arg0(5, 0) =/= 0.U || arg1(5, 0) =/= 0.U
+    (decay && (op =/= Op.HARVEST_HOTNESS.U || clear)) || (dma && (!isHarvest || (p.dmaAddrBits == 0).B))
+  val alignBad = arg0(5, 0) =/= 0.U || arg1(5, 0) =/= 0.U || (dma && arg2(5, 0) =/= 0.U)
   val harvestLimit =
     Mux(op === Op.HARVEST_HOTNESS.U, Regs.HARVEST_MAX_HOTNESS_PAGES.U, Regs.HARVEST_MAX_BITMAP_PAGES.U)
-  val harvestBad = arg1 === 0.U || arg1 > harvestLimit || (arg0 +& arg1) > p.pages.U
+  // DMA: no RESULT-window limit (the whole device in one command), but the bytes written must fit in the bus
+  // addresses the port can drive: ARG2 + len <= 2^ADDR_BITS (which also excludes a wrap of 2^64)
+  val dmaBytes   = Mux(op === Op.HARVEST_HOTNESS.U, arg1, arg1 >> 3)
+  val dmaEnd     = arg2 +& dmaBytes
+  val dmaEndBad  = dmaEnd > (BigInt(1) << (p.dmaAddrBits max 1)).U
+  val harvestBad = arg1 === 0.U || (!dma && arg1 > harvestLimit) || (arg0 +& arg1) > p.pages.U || (dma && dmaEndBad)
   val page0Bad   = arg0 >= p.pages.U
   val page1Bad   = arg1 >= p.pages.U
   val slotBad    = arg0 >= nSlots.U
@@ -254,7 +284,10 @@ class CommandEngine(p: CxlTrackParams) extends Module {
   io.harvest.bits.table   := 0.U
   io.harvest.bits.op      := READ.U
   io.harvest.bits.mask    := 0.U
-  io.scanRow              := fit(arg0 >> 9, p.rowBits)
+  io.scanRow              := Mux(state === CmdState.sDma, fit(unit, p.rowBits), fit(arg0 >> 9, p.rowBits))
+  io.dmaStart.valid       := false.B
+  io.dmaStart.bits.addr   := fit(arg2, CommandEngine.dmaAddrBits(p))
+  io.dmaStart.bits.bytes  := fit(dmaBytes, CommandEngine.dmaLenBits(p))
   io.bat.valid            := false.B
   io.bat.bits.op          := READ.U
   io.bat.bits.page        := 0.U
@@ -296,7 +329,21 @@ class CommandEngine(p: CxlTrackParams) extends Module {
           rowFirst  := fit(arg0 >> 9, p.rowBits)
           wordIndex := 0.U
           total     := 0.U
-          when(op === Op.HARVEST_HOTNESS.U) {
+          // DMA: units (512-page rows of a bitmap, 64-page words of hotness) in address order, one per cycle
+          val hot = op === Op.HARVEST_HOTNESS.U
+          unit := Mux(hot, fit(arg0 >> 6, wordBits + 1), fit(arg0 >> 9, wordBits + 1))
+          unitEnd := Mux(
+            hot,
+            fit((arg0 + arg1) >> 6, wordBits + 1),
+            fit(((arg0 + arg1 - 1.U) >> 9) + 1.U, wordBits + 1)
+          )
+          dmaTotal  := 0.U
+          beatsLeft := fit((dmaBytes + 63.U) >> 6, wordBits + 1)
+          haveHeld  := false.B
+          when(dma) {
+            io.dmaStart.valid := true.B
+            state             := CmdState.sDma
+          }.elsewhen(op === Op.HARVEST_HOTNESS.U) {
             left  := fit(arg1 >> 6, 10)
             state := CmdState.sHarvest
           }.otherwise {
@@ -472,6 +519,107 @@ class CommandEngine(p: CxlTrackParams) extends Module {
     left      := left - 1.U
     when(left === 1.U)(complete(Status.OK, t, 0.U))
   }
+
+  // ------------------------------------------------------------------ DMA harvest
+  // One unit per cycle in address order: a marked row (summary bit read in this cycle, as the non-DMA scan reads it
+  // in the check cycle) or a hotness word is stepped through the table port (read and cleared/halved, answered two
+  // cycles later); an unmarked row is not stepped and travels as a zero token through the same two-cycle delay, so
+  // the answers come back in address order. Each 64-page word keeps one atomic step (its row step, or the summary
+  // read for an unmarked row: exact for the table as of three cycles before, later sets land after it), so property
+  // (a) holds as in the RESULT path. A unit is issued only when the beat FIFO has room for it and every unit still in
+  // the delay: the engine waits for the DMA port, the data path's table requests never do.
+  val isHot    = op === Op.HARVEST_HOTNESS.U
+  val o        = Mux(isHot, 0.U, startWord(2, 0)) // the range's first word within its row
+  val beats    = Module(new Queue(UInt(512.W), CommandEngine.DmaFifo))
+  val tokValid = RegInit(VecInit(Seq.fill(2)(false.B)))
+  val tokZero  = Reg(Vec(2, Bool()))
+  val tokMask  = Reg(Vec(2, UInt(8.W)))
+  val inDelay  = PopCount(tokValid)
+  val room     = beats.io.count +& inDelay < (CommandEngine.DmaFifo - 1).U
+  val rowMask  = VecInit(Seq.tabulate(8)(j => Cat(unit, j.U(3.W)) >= startWord && Cat(unit, j.U(3.W)) < endWord)).asUInt
+  val marked   = Mux(op === Op.HARVEST_DIRTY.U, io.scanBits(0)(0), io.scanBits(1)(0))
+  val issue    = WireDefault(false.B)
+  val issueZero = WireDefault(false.B)
+  val issueMask = Mux(isHot, 1.U(8.W), rowMask)
+  when(state === CmdState.sDma && unit =/= unitEnd && room) {
+    issue                 := true.B
+    issueZero             := !isHot && !marked
+    io.harvest.valid      := isHot || marked
+    io.harvest.bits.row   := fit(unit, wordBits)
+    io.harvest.bits.table := op(1, 0)
+    io.harvest.bits.op    := Mux(clear, ZERO.U, Mux(decay, HALVE.U, READ.U))
+    io.harvest.bits.mask  := issueMask
+    unit                  := unit + 1.U
+  }
+  tokValid(0) := issue
+  tokZero(0)  := issueZero
+  tokMask(0)  := issueMask
+  tokValid(1) := tokValid(0)
+  tokZero(1)  := tokZero(0)
+  tokMask(1)  := tokMask(0)
+  // an answer (or a zero token) in address order: its 64-byte beat, its count of set bits / non-zero counters
+  val arrived  = tokValid(1)
+  val inRange  = Cat((0 until 8).reverse.map(k => Fill(64, tokMask(1)(k))))
+  val rowData  = Mux(tokZero(1), 0.U(512.W), io.harvestRow.bits.bitmap & inRange)
+  val hotVals  = io.harvestRow.bits.hotness
+  val hotBeat  = Cat((0 until 64).reverse.map(j => hotVals(j).pad(8)))
+  val unitData = Mux(isHot, hotBeat, rowData)
+  val found    = Mux(isHot, PopCount(hotVals.map(_ =/= 0.U)), PopCount(rowData))
+  // realign rows to beats when the range starts inside a row: beat k is the range's words 8k .. 8k + 7, i.e. the
+  // upper 8 - o words of row k and the lower o words of row k + 1
+  def joined(prev: UInt, next: UInt): UInt = VecInit(Seq.tabulate(8) { k =>
+    ((prev >> (64 * k)).pad(1024) | (next.pad(512) << (64 * (8 - k))))(511, 0)
+  })(o)
+  val flush = state === CmdState.sDma && unit === unitEnd && !tokValid.asUInt.orR && haveHeld && beatsLeft =/= 0.U &&
+    beats.io.enq.ready
+  beats.io.enq.valid := false.B
+  beats.io.enq.bits  := unitData
+  when(state === CmdState.sDma && arrived) {
+    dmaTotal := dmaTotal + found
+    when(o === 0.U) {
+      beats.io.enq.valid := true.B
+    }.otherwise {
+      held     := unitData
+      haveHeld := true.B
+      when(haveHeld) {
+        beats.io.enq.valid := true.B
+        beats.io.enq.bits  := joined(held, unitData)
+      }
+    }
+  }.elsewhen(flush) {
+    beats.io.enq.valid := true.B
+    beats.io.enq.bits  := joined(held, 0.U)
+    haveHeld           := false.B
+  }
+  when(beats.io.enq.fire)(beatsLeft := beatsLeft - 1.U)
+  io.dmaData <> beats.io.deq
+  when(state === CmdState.sDma && io.dmaDone.valid) {
+    when(!io.dmaDone.bits) {
+      complete(Status.OK, dmaTotal, 0.U)
+    }.elsewhen(clear || decay) {
+      // never lose a dirty bit: the range's steps cleared (halved) what the host did not receive, so every page of
+      // the range is marked again (summary bits follow the rows), every counter becomes max(c, 1)
+      unit  := Mux(isHot, fit(arg0 >> 6, wordBits + 1), fit(arg0 >> 9, wordBits + 1))
+      state := CmdState.sDmaMark
+    }.otherwise {
+      complete(Status.DMA_ERROR, 0.U, 0.U)
+    }
+  }
+  // the marking sweep: one unit per cycle through the harvest port; complete once the last step's answer is back (its
+  // effect, and the summary bit, are written by then)
+  when(state === CmdState.sDmaMark) {
+    when(unit =/= unitEnd) {
+      io.harvest.valid      := true.B
+      io.harvest.bits.row   := fit(unit, wordBits)
+      io.harvest.bits.table := op(1, 0)
+      io.harvest.bits.op    := MARK.U
+      io.harvest.bits.mask  := issueMask
+      unit                  := unit + 1.U
+    }
+    tokValid(0) := unit =/= unitEnd
+    when(unit === unitEnd && !tokValid.asUInt.orR)(complete(Status.DMA_ERROR, 0.U, 0.U))
+  }
+
   switch(state) {
     is(CmdState.sBatRead) { // payload from the RAM; the valid bit comes from the table a cycle later
       batPayload := io.batPayload

@@ -25,9 +25,12 @@ case class CxlTrackParams(
     idBits: Int = 4,
     addrBits: Int = 48,
     tickCycles: Int = 500,
-    wrPerId: Int = 8
+    wrPerId: Int = 8,
+    // width of the host bus addresses the DMA port drives (CAP_DMA.ADDR_BITS); 0: no DMA port (CAP_DMA.PRESENT = 0)
+    dmaAddrBits: Int = 64
 ) {
   require(dataBits == 512, "one beat is one 64-byte line")
+  require(dmaAddrBits >= 0 && dmaAddrBits <= 64, "DMA addresses are at most 64 bits")
   val pages: BigInt      = capacityBytes >> pageShift
   val words: Int         = (pages / 64).toInt
   val pageBits: Int      = log2Ceil(pages) max 1

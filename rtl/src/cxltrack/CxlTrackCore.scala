@@ -21,9 +21,11 @@ import chisel3.util._
 class CxlTrackCore(val p: CxlTrackParams) extends Module {
   override def desiredName = "CxlTrackCore"
 
-  val s_axi       = IO(Flipped(new Axi4(p.addrBits, p.dataBits, p.idBits)))
-  val m_axi       = IO(new Axi4(p.memAddrBits, p.dataBits, p.idBits + 1))
-  val s_axil      = IO(Flipped(new AxiLite(p.liteAddrBits)))
+  val s_axi  = IO(Flipped(new Axi4(p.addrBits, p.dataBits, p.idBits)))
+  val m_axi  = IO(new Axi4(p.memAddrBits, p.dataBits, p.idBits + 1))
+  val s_axil = IO(Flipped(new AxiLite(p.liteAddrBits)))
+  // DMA harvest: the AXI4 write master toward the host side of the CXL IP (docs/rtl-notes.md, "DMA harvest")
+  val h_axi       = IO(new Axi4Write(CommandEngine.dmaAddrBits(p), 512, 1))
   val irq         = IO(Output(Bool()))
   val msi         = IO(Output(Bool()))
   val idle        = IO(Output(Bool()))
@@ -128,6 +130,11 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   commands.io.queryWord := slots.io.queryWord
   commands.io.queryDone := slots.io.queryDone
   scrub.io.enq <> commands.io.scrubEnq
+  val dma = Module(new DmaWriter(CommandEngine.dmaAddrBits(p), CommandEngine.dmaLenBits(p)))
+  dma.io.start := commands.io.dmaStart
+  dma.io.data <> commands.io.dmaData
+  commands.io.dmaDone := dma.io.done
+  h_axi <> dma.io.axi
   commands.io.scrubFinish := scrub.io.finish
 
   // ------------------------------------------------------------------ events, in SEQ order within a cycle
@@ -175,7 +182,11 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   values("CAP_BAT") := ((BigInt(p.batDiskBits) << Regs.CAP_BAT.DISK_BITS_LSB) |
     (BigInt(p.batBlockBits) << Regs.CAP_BAT.BLOCK_BITS_LSB)).U
   values("CAP_TICK") := p.tickNs.U
-  values("CMD_OP")   := commands.io.cmdOp
+  values("CAP_DMA") := (if (p.dmaAddrBits == 0) 0.U
+                        else
+                          ((BigInt(1) << Regs.CAP_DMA.PRESENT_LSB) |
+                            (BigInt(p.dmaAddrBits) << Regs.CAP_DMA.ADDR_BITS_LSB)).U)
+  values("CMD_OP") := commands.io.cmdOp
   values(
     "CMD_STATUS"
   ) := (commands.io.seq << Regs.CMD_STATUS.SEQ_LSB) | (commands.io.code << Regs.CMD_STATUS.CODE_LSB) |

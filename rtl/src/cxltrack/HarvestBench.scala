@@ -36,6 +36,8 @@ class HarvestBench(p: CxlTrackParams, withAccessed: Boolean = true, packedState:
     val dirtySet    = Input(Valid(UInt(p.pageBits.W)))
     val accessedSet = Input(Valid(UInt(p.pageBits.W)))
   })
+  // the DMA harvest's port, with the core's writer
+  val h_axi    = IO(new Axi4Write(CommandEngine.dmaAddrBits(p), 512, 1))
   val commands = Module(new CommandEngine(p))
   val bitmaps  = new BitmapTables(p, withAccessed, packedState)
   val dirty    = bitmaps.dirty // instance name the benchmark's preload uses
@@ -69,6 +71,11 @@ class HarvestBench(p: CxlTrackParams, withAccessed: Boolean = true, packedState:
   commands.io.queryDone       := false.B
   commands.io.scrubEnq.ready  := true.B
   commands.io.scrubFinish     := 0.U.asTypeOf(commands.io.scrubFinish)
+  val dma = Module(new DmaWriter(CommandEngine.dmaAddrBits(p), CommandEngine.dmaLenBits(p)))
+  dma.io.start := commands.io.dmaStart
+  dma.io.data <> commands.io.dmaData
+  commands.io.dmaDone := dma.io.done
+  h_axi <> dma.io.axi
 }
 
 /**

@@ -20,7 +20,8 @@ object Cli {
           p.copy(
             idBits = opt(args, "--id-bits").map(_.toInt).getOrElse(p.idBits),
             tickCycles = opt(args, "--tick-cycles").map(_.toInt).getOrElse(p.tickCycles),
-            wrPerId = opt(args, "--wr-per-id").map(_.toInt).getOrElse(p.wrPerId)
+            wrPerId = opt(args, "--wr-per-id").map(_.toInt).getOrElse(p.wrPerId),
+            dmaAddrBits = opt(args, "--dma-addr-bits").map(_.toInt).getOrElse(p.dmaAddrBits)
           )
       )
     } catch {
@@ -42,7 +43,7 @@ object Cli {
 
 /**
  * Emit SystemVerilog: `Main --config config/small.toml --target-dir build/rtl/small [--id-bits N] [--tick-cycles N]
- * [--wr-per-id N]`.
+ * [--wr-per-id N] [--dma-addr-bits N]` (0: no DMA port).
  */
 object Main extends App {
   val target = Cli.opt(args.toSeq, "--target-dir").getOrElse("build/rtl/default")

@@ -37,7 +37,7 @@ object Regs {
   }
   object VERSION {
     val OFFSET: Int = 0x4
-    val RESET: BigInt = BigInt("10000", 16)
+    val RESET: BigInt = BigInt("10001", 16)
     val MINOR_LSB: Int = 0
     val MINOR_WIDTH: Int = 16
     val MAJOR_LSB: Int = 16
@@ -102,6 +102,14 @@ object Regs {
     val RESET: BigInt = BigInt("0", 16)
     val TICKS_LSB: Int = 0
     val TICKS_WIDTH: Int = 32
+  }
+  object CAP_DMA {
+    val OFFSET: Int = 0x28
+    val RESET: BigInt = BigInt("0", 16)
+    val PRESENT_LSB: Int = 0
+    val PRESENT_WIDTH: Int = 1
+    val ADDR_BITS_LSB: Int = 8
+    val ADDR_BITS_WIDTH: Int = 8
   }
   object INT_STATUS {
     val OFFSET: Int = 0x30
@@ -194,8 +202,10 @@ object Regs {
     val CLEAR_WIDTH: Int = 1
     val DECAY_LSB: Int = 9
     val DECAY_WIDTH: Int = 1
-    val RSVD_LSB: Int = 10
-    val RSVD_WIDTH: Int = 22
+    val DMA_LSB: Int = 10
+    val DMA_WIDTH: Int = 1
+    val RSVD_LSB: Int = 11
+    val RSVD_WIDTH: Int = 21
   }
   object CMD_STATUS {
     val OFFSET: Int = 0xa4
@@ -322,7 +332,7 @@ object Regs {
   }
   val Registers: Seq[Reg] = Seq(
     Reg("ID", 0x0, BigInt("43584c54", 16), true, BigInt("0", 16), BigInt("0", 16), false),
-    Reg("VERSION", 0x4, BigInt("10000", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("VERSION", 0x4, BigInt("10001", 16), true, BigInt("0", 16), BigInt("0", 16), false),
     Reg("CAP_PAGES_LO", 0x8, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
     Reg("CAP_PAGES_HI", 0xc, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
     Reg("CAP_GEOM", 0x10, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
@@ -331,6 +341,7 @@ object Regs {
     Reg("CAP_TICK", 0x1c, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
     Reg("CTRL", 0x20, BigInt("1", 16), true, BigInt("3", 16), BigInt("0", 16), true),
     Reg("SLOT_TIMEOUT", 0x24, BigInt("0", 16), true, BigInt("ffffffff", 16), BigInt("0", 16), true),
+    Reg("CAP_DMA", 0x28, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
     Reg("INT_STATUS", 0x30, BigInt("0", 16), true, BigInt("6", 16), BigInt("6", 16), false),
     Reg("INT_ENABLE", 0x34, BigInt("0", 16), true, BigInt("7", 16), BigInt("0", 16), true),
     Reg("ERR_STATUS", 0x40, BigInt("0", 16), true, BigInt("1f", 16), BigInt("1f", 16), false),
@@ -444,6 +455,7 @@ object Regs {
     val NO_RESOURCE: Int = 0x06
     val PERM: Int = 0x07
     val FLAGS: Int = 0x08
-    val All: Seq[Int] = Seq(OK, UNKNOWN_OP, RANGE, ALIGN, BUSY, STATE, NO_RESOURCE, PERM, FLAGS)
+    val DMA_ERROR: Int = 0x09
+    val All: Seq[Int] = Seq(OK, UNKNOWN_OP, RANGE, ALIGN, BUSY, STATE, NO_RESOURCE, PERM, FLAGS, DMA_ERROR)
   }
 }

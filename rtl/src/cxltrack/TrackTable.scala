@@ -7,14 +7,16 @@ import chisel3.util._
 /** Operations a [[TrackTable]] port applies to the row (of 64 or 512 lanes) it addresses. */
 object TableOp {
   // the code of an operation is its position here (block.json gives the list to the block bench)
-  val Names = Seq("READ", "ZERO", "HALVE", "SET", "CLEAR", "INC")
+  val Names = Seq("READ", "ZERO", "HALVE", "SET", "CLEAR", "INC", "MARK")
   val READ  = Names.indexOf("READ")  // no change (the old word is still returned)
   val ZERO  = Names.indexOf("ZERO")  // every lane of the masked 64-lane groups := 0
   val HALVE = Names.indexOf("HALVE") // every lane of the masked 64-lane groups := lane >> 1
   val SET   = Names.indexOf("SET")   // lane := 1
   val CLEAR = Names.indexOf("CLEAR") // lane := 0
   val INC   = Names.indexOf("INC")   // lane := min(lane + 1, max)
-  val Bits  = 3
+  // every lane of the masked 64-lane groups := max(lane, 1): a failed DMA harvest gives back what it cleared
+  val MARK = Names.indexOf("MARK")
+  val Bits = 3
   require(Names.length <= (1 << Bits))
   def max(laneBits: Int): BigInt = (BigInt(1) << laneBits) - 1
 }
@@ -98,7 +100,8 @@ class TrackTable(
           TableOp.HALVE.U -> Mux(mine, (v >> 1).pad(laneBits), v),
           TableOp.SET.U   -> Mux(here, 1.U(laneBits.W), v),
           TableOp.CLEAR.U -> Mux(here, 0.U(laneBits.W), v),
-          TableOp.INC.U   -> Mux(here && v =/= max, v + 1.U, v)
+          TableOp.INC.U   -> Mux(here && v =/= max, v + 1.U, v),
+          TableOp.MARK.U  -> Mux(mine && v === 0.U, 1.U(laneBits.W), v)
         )
       )
     })

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""TrackTable on its own: every port gets a random request (READ, ZERO, HALVE, SET, CLEAR, INC
+"""TrackTable on its own: every port gets a random request (READ, ZERO, HALVE, SET, CLEAR, INC, MARK
 on a random word and lane) in most cycles, concentrated on a few words so that requests collide
 in one cycle (combined, only the last port writes) and in consecutive cycles (forwarding from
 the previous cycle's write). A reference written here applies the requests cycle by cycle in
@@ -46,7 +46,7 @@ class Req:
     word: int
     lane: int
     op: int
-    mask: int = -1  # ZERO/HALVE: the 64-lane groups they apply to (all by default)
+    mask: int = -1  # ZERO/HALVE/MARK: the 64-lane groups they apply to (all by default)
 
 
 class RefTable:
@@ -81,6 +81,8 @@ class RefTable:
             lanes[r.lane] = 0
         elif name == "INC":
             lanes[r.lane] = min(lanes[r.lane] + 1, self.max)
+        elif name == "MARK":
+            lanes[:] = [max(v, 1) if m else v for v, m in zip(lanes, mine, strict=True)]
         return old
 
 
@@ -183,8 +185,8 @@ def random_req(rng: random.Random, chk: Checker, hot: list[int] | None = None) -
     word = rng.choice(hot) if hot and rng.random() < 0.8 else rng.randrange(chk.words)
     lane = rng.choice([0, 1, 63, chk.lanes - 1]) if rng.random() < 0.5 else rng.randrange(chk.lanes)
     # mostly the operations of the core's request ports; the harvest ones often enough to matter
-    op = rng.choices(range(len(OPS)), weights=[2, 1, 1, 4, 3, 5])[0]
-    # ZERO/HALVE of a harvest cover some of the row's 64-lane groups (all of a 64-lane row), sometimes none
+    op = rng.choices(range(len(OPS)), weights=[2, 1, 1, 4, 3, 5, 1])[0]
+    # ZERO/HALVE/MARK of a harvest cover some of the row's 64-lane groups (all of a 64-lane row), sometimes none
     mask = rng.getrandbits(chk.groups) if rng.random() < 0.5 else (1 << chk.groups) - 1
     return Req(word, lane, op, mask)
 

@@ -116,7 +116,8 @@ class BoardBench(CommandPort):
         self.cfg = config.named(cfg_name)
         self.info = board_info()
         assert self.info["capacity_bytes"] == self.cfg.capacity_bytes, "board.json and the configuration differ"
-        self.model = Device(self.cfg)
+        # BoardMain builds the core without its DMA port (CAP_DMA = 0, docs/rtl-notes.md "DMA harvest")
+        self.model = Device(self.cfg, dma_addr_bits=0)
         self.msi_count = 0
         self.msi_event = Event()
         self.flr_count = 0

@@ -100,6 +100,9 @@ class HarvestDut:
         d.reset.value = 1
         for name in ("io_launch_valid", "io_resultRead_valid", "io_dirtySet_valid", "io_accessedSet_valid"):
             getattr(d, name).value = 0
+        # the DMA port: quiet (no DMA harvest here; bench_harvest64g drives it for its own)
+        for name in ("awready", "wready", "bvalid", "bresp", "bid"):
+            getattr(d, f"h_axi_{name}").value = 0
         cocotb.start_soon(Clock(d.clock, 10, unit="ns").start())  # type: ignore[arg-type]
         await ClockCycles(d.clock, 3)
         await FallingEdge(d.clock)

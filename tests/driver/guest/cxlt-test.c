@@ -18,6 +18,20 @@
  *                                              through views while a privileged thief without
  *                                              one clears too and a writer writes: no tenant
  *                                              loses a write, none sees an unwritten page
+ *   cxlt-test dmaab    DAX PAGES ROUNDS SEED   DMA harvests (spec 5.3) against the RESULT-window
+ *                                              path (CXLT_HARVEST_F_MMIO) and the truth: dirty,
+ *                                              accessed and hotness equal byte for byte, with
+ *                                              and without CLEAR; DMA commands were used
+ *   cxlt-test dmarace  DAX PAGES SECONDS SEED  the race mode's writer against DMA harvests with
+ *                                              CLEAR: no lost write, and DMA commands were used
+ *   cxlt-test dmafault DAX BDF PAGES           bus mastering of BDF (the tracker) turned off under
+ *                                              the driver: a DMA harvest with CLEAR is EIO with
+ *                                              every page reported set, and after bus mastering
+ *                                              is back every written page is still reported
+ *   cxlt-test cpubench DAX ROUNDS PERMILLE     the CPU time of one dirty-log round (CLEAR
+ *                                              harvest of the whole device after PERMILLE of
+ *                                              the dax pages were written) through the RESULT
+ *                                              window and by DMA, alternating; prints medians
  *   cxlt-test eio      DAX                     a harvest with CLEAR that the device answers
  *                                              wrongly (the host set the tracker's unstable
  *                                              x-miscount-harvests) is -EIO with every page
@@ -550,6 +564,201 @@ static int mode_eio(void)
 	if (nr)
 		fail("%" PRIu64 " pages still dirty on the device after the failed CLEAR", nr);
 	printf("ok eio: the failed CLEAR command was EIO with all 64 pages reported set\n");
+	return 0;
+}
+
+/* --- dma: DMA harvests (spec 5.3) ------------------------------------------ */
+static uint64_t dma_commands(void)
+{
+	struct cxlt_stats s;
+
+	check(cxltrack_stats(t, &s), "stats");
+	return s.dma_commands;
+}
+
+static void need_dma(void)
+{
+	if (!t->info.dma_addr_bits)
+		fail("the driver does not harvest by DMA (info.dma_addr_bits 0)");
+	/* 512: above any sensible dma_min_bytes (the driver's default is 128) */
+	if (cxltrack_harvest_bytes(CXLT_HARVEST_DIRTY, npages) < 512)
+		fail("%" PRIu64 " pages: too few for a DMA harvest (dma_min_bytes)", npages);
+}
+
+static int mode_dmaab(uint64_t rounds)
+{
+	static const unsigned int kinds[] = { CXLT_HARVEST_DIRTY, CXLT_HARVEST_ACCESSED,
+					      CXLT_HARVEST_HOTNESS };
+	uint64_t before, nr_dma, nr_mmio, checked = 0;
+
+	need_dma();
+	before = dma_commands();
+	for (uint64_t r = 0; r < rounds; r++) {
+		uint64_t ops = 1 + rnd() % (npages / 8 + 1);
+
+		for (uint64_t k = 0; k < ops; k++) {
+			volatile uint8_t *a = page_ptr(first_page + rnd() % npages) + rnd() % page_size;
+
+			if (rnd() % 3)
+				*a = (uint8_t)rnd();
+			else
+				(void)*a;
+		}
+		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+			size_t len = cxltrack_harvest_bytes(kinds[k], npages);
+			/* Without CLEAR both paths read the same state. */
+			uint8_t *d = harvest(kinds[k], 0, &nr_dma);
+			uint8_t *m = harvest(kinds[k], CXLT_HARVEST_F_MMIO, &nr_mmio);
+
+			if (nr_dma != nr_mmio || memcmp(d, m, len))
+				fail("round %" PRIu64 " kind %u: DMA and MMIO results differ (%" PRIu64
+				     " vs %" PRIu64 " set)", r, kinds[k], nr_dma, nr_mmio);
+			free(m);
+			/* CLEAR (DECAY for hotness) by DMA, then MMIO sees what it left. */
+			free(d);
+			d = harvest(kinds[k], kinds[k] == CXLT_HARVEST_HOTNESS ?
+				    CXLT_HARVEST_F_DECAY : CXLT_HARVEST_F_CLEAR, &nr_dma);
+			if (nr_dma != nr_mmio)
+				fail("round %" PRIu64 " kind %u: CLEAR by DMA saw %" PRIu64 ", %" PRIu64
+				     " before", r, kinds[k], nr_dma, nr_mmio);
+			m = harvest(kinds[k], CXLT_HARVEST_F_MMIO, &nr_mmio);
+			for (size_t i = 0; i < len; i++) {
+				uint8_t want = kinds[k] == CXLT_HARVEST_HOTNESS ? d[i] >> 1 : 0;
+
+				if (m[i] != want)
+					fail("round %" PRIu64 " kind %u: byte %zu is %#x after the DMA "
+					     "harvest, expected %#x", r, kinds[k], i, m[i], want);
+			}
+			free(d);
+			free(m);
+			checked += len;
+		}
+	}
+	if (dma_commands() - before < rounds * 3 * 2)
+		fail("only %" PRIu64 " DMA commands for %" PRIu64 " rounds",
+		     dma_commands() - before, rounds);
+	printf("ok dmaab: %" PRIu64 " rounds, %" PRIu64 " bytes equal by DMA and by MMIO, %" PRIu64
+	       " DMA commands\n", rounds, checked, dma_commands() - before);
+	return 0;
+}
+
+/* Write PCI_COMMAND of @bdf with bus mastering on or off (the test runs as root). */
+static void bus_master(const char *bdf, int on)
+{
+	char path[128];
+	uint16_t cmd;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", bdf);
+	f = fopen(path, "r+b");
+	if (!f)
+		fail("%s: %s", path, strerror(errno));
+	if (fseek(f, 4, SEEK_SET) || fread(&cmd, 2, 1, f) != 1)
+		fail("%s: cannot read PCI_COMMAND", path);
+	cmd = on ? cmd | 0x4 : cmd & ~0x4;
+	if (fseek(f, 4, SEEK_SET) || fwrite(&cmd, 2, 1, f) != 1 || fclose(f))
+		fail("%s: cannot write PCI_COMMAND", path);
+}
+
+static int mode_dmafault(const char *bdf)
+{
+	size_t len = npages / 8;
+	uint8_t *bm = calloc(1, len);
+	uint64_t nr = 0, done = 0, written[3] = { 1, npages / 2, npages - 1 };
+	int ret;
+
+	need_dma();
+	free(harvest(CXLT_HARVEST_DIRTY, CXLT_HARVEST_F_CLEAR, &nr));
+	for (int i = 0; i < 3; i++)
+		*(volatile uint64_t *)page_ptr(first_page + written[i]) = i + 1;
+	bus_master(bdf, 0);
+	ret = cxltrack_harvest_part(t, CXLT_HARVEST_DIRTY, first_page, npages, CXLT_HARVEST_F_CLEAR,
+				    bm, len, &nr, &done);
+	/* The RESULT window needs no bus mastering: the MMIO path still works. */
+	if (!ret)
+		fail("a DMA harvest with bus mastering off succeeded");
+	if (ret != -EIO)
+		fail("DMA harvest with bus mastering off: %s, expected EIO", cxltrack_strerror(ret));
+	for (uint64_t i = 0; i < done; i++)
+		if (!bit(bm, i))
+			fail("after EIO: page %" PRIu64 " reported clean", first_page + i);
+	free(bm);
+	bm = harvest(CXLT_HARVEST_DIRTY, CXLT_HARVEST_F_MMIO, &nr);
+	for (int i = 0; i < 3; i++)
+		if (!bit(bm, written[i]))
+			fail("bus mastering off: page %" PRIu64 " lost by the failed DMA CLEAR",
+			     first_page + written[i]);
+	free(bm);
+	bus_master(bdf, 1);
+	bm = harvest(CXLT_HARVEST_DIRTY, CXLT_HARVEST_F_CLEAR, &nr);
+	for (int i = 0; i < 3; i++)
+		if (!bit(bm, written[i]))
+			fail("page %" PRIu64 " lost across the failed DMA harvest",
+			     first_page + written[i]);
+	free(bm);
+	bm = harvest(CXLT_HARVEST_DIRTY, 0, &nr);
+	if (nr)
+		fail("%" PRIu64 " pages still dirty after the DMA CLEAR with bus mastering on", nr);
+	free(bm);
+	printf("ok dmafault: EIO with %" PRIu64 " pages reported set, nothing lost, DMA works again\n",
+	       done);
+	return 0;
+}
+
+static double thread_cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * One dirty-log round = one CXLT_IOC_HARVEST with CLEAR over the whole device into a user
+ * bitmap, as QEMU's cxltrack-dirty-log does at each migration sync. Thread CPU time counts
+ * the syscall (the driver's MMIO loads or its DMA command and copy), not the writes before.
+ */
+static int mode_cpubench(uint64_t rounds, uint64_t permille)
+{
+	uint64_t pages = t->info.pages, nr, before = dma_commands();
+	size_t len = pages / 8;
+	uint8_t *buf = malloc(len);
+	double *us[2] = { calloc(rounds, sizeof(double)), calloc(rounds, sizeof(double)) };
+
+	if (!buf || !us[0] || !us[1])
+		fail("oom");
+	if (!t->info.dma_addr_bits)
+		fail("the driver does not harvest by DMA (info.dma_addr_bits 0)");
+	check(cxltrack_harvest(t, CXLT_HARVEST_DIRTY, 0, pages, CXLT_HARVEST_F_CLEAR, buf, len, &nr),
+	      "harvest");
+	for (uint64_t r = 0; r < rounds; r++) {
+		for (int dma = 0; dma < 2; dma++) {
+			unsigned int flags = CXLT_HARVEST_F_CLEAR | (dma ? 0 : CXLT_HARVEST_F_MMIO);
+			double t0;
+
+			for (uint64_t k = 0; k < npages * permille / 1000; k++)
+				*(volatile uint64_t *)page_ptr(first_page + rnd() % npages) = r;
+			t0 = thread_cpu_us();
+			check(cxltrack_harvest(t, CXLT_HARVEST_DIRTY, 0, pages, flags, buf, len, &nr),
+			      "harvest");
+			us[dma][r] = thread_cpu_us() - t0;
+		}
+	}
+	if (dma_commands() - before < rounds)
+		fail("only %" PRIu64 " DMA commands in %" PRIu64 " rounds", dma_commands() - before,
+		     rounds);
+	qsort(us[0], rounds, sizeof(double), cmp_double);
+	qsort(us[1], rounds, sizeof(double), cmp_double);
+	printf("cpubench pages=%" PRIu64 " rounds=%" PRIu64 " permille=%" PRIu64
+	       " mmio_us=%.1f dma_us=%.1f\n", pages, rounds, permille, us[0][rounds / 2],
+	       us[1][rounds / 2]);
 	return 0;
 }
 
@@ -1465,6 +1674,14 @@ static int mode_chunkbind(void)
 /* --- chunkreset: a function reset gives a file's chunks back to it -------------- */
 #define RESET_MARK 0x7265736574000000ULL /* | chunk page: one word per page of the chunk */
 
+/* The tracker and the first 256 MiB of @daxdev, where the reset modes' chunks lie. */
+static void open_first_chunks(const char *daxdev)
+{
+	check(cxltrack_open(NULL, &t), "open");
+	check(cxltrack_dax_open(daxdev, 256ul << 20, &dax), daxdev);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
 /* One word at the start of each page of @chunk (the mark, or zero), then its last word. */
 static void chunk_words(unsigned int chunk, int write, int want_zero, const char *when)
 {
@@ -1528,9 +1745,7 @@ static int mode_chunkreset(const char *daxdev, const char *bdf)
 	FILE *f;
 	int n;
 
-	check(cxltrack_open(NULL, &t), "open");
-	check(cxltrack_dax_open(daxdev, 256ul << 20, &dax), daxdev);
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	open_first_chunks(daxdev);
 	check(cxltrack_open(NULL, &a), "open (tenant A)");
 	check(cxltrack_open(NULL, &b), "open (tenant B)");
 	check(assign_when_free(a, x, 21, 0), "assign x to owner 21 (bound to A)");
@@ -1583,9 +1798,7 @@ static int mode_chunkreset_raw(const char *daxdev)
 	uint64_t count, lost;
 	size_t len;
 
-	check(cxltrack_open(NULL, &t), "open");
-	check(cxltrack_dax_open(daxdev, 256ul << 20, &dax), daxdev);
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	open_first_chunks(daxdev);
 	check(cxltrack_open(NULL, &a), "open (tenant A)");
 	check(cxltrack_open(NULL, &b), "open (tenant B)");
 	check(cxltrack_open(NULL, &raw), "open (raw)");
@@ -1810,6 +2023,14 @@ int main(int argc, char **argv)
 		setup(argv[2], 64, 1);
 		return mode_evbad();
 	}
+	if (argc >= 5 && !strcmp(argv[1], "cpubench")) {
+		setup(argv[2], 4096, 7);
+		return mode_cpubench(strtoull(argv[3], NULL, 0) | 1, strtoull(argv[4], NULL, 0));
+	}
+	if (argc >= 5 && !strcmp(argv[1], "dmafault")) {
+		setup(argv[2], strtoull(argv[4], NULL, 0), 1);
+		return mode_dmafault(argv[3]);
+	}
 	if (argc >= 3 && !strcmp(argv[1], "eio")) {
 		setup(argv[2], 64, 1);
 		return mode_eio();
@@ -1833,6 +2054,20 @@ int main(int argc, char **argv)
 		return mode_dirty(n, 1);
 	if (!strcmp(argv[1], "race"))
 		return mode_race((double)n);
+	if (!strcmp(argv[1], "dmaab"))
+		return mode_dmaab(n);
+	if (!strcmp(argv[1], "dmarace")) {
+		uint64_t before;
+		int ret;
+
+		need_dma();
+		before = dma_commands();
+		ret = mode_race((double)n);
+		if (dma_commands() == before)
+			fail("dmarace: no DMA command was used");
+		printf("ok dmarace: %" PRIu64 " DMA commands\n", dma_commands() - before);
+		return ret;
+	}
 	if (!strcmp(argv[1], "sigrace"))
 		return mode_sigrace((double)n);
 	if (!strcmp(argv[1], "views"))

@@ -22,7 +22,10 @@
  *   -EINTR   interrupted while waiting for the command engine
  * Device status codes map to: ALIGN/FLAGS -> -EINVAL, RANGE -> -ERANGE,
  * BUSY -> -EBUSY, STATE -> -ENOENT, NO_RESOURCE -> -ENOSPC, PERM -> -EPERM,
- * UNKNOWN_OP -> -EOPNOTSUPP.
+ * UNKNOWN_OP -> -EOPNOTSUPP, DMA_ERROR -> -EIO.
+ *
+ * Version 8: DMA harvests (docs/spec.md section 5.3): cxlt_info.dma_addr_bits,
+ * CXLT_HARVEST_F_MMIO, cxlt_stats.dma_commands.
  *
  * Events: read() returns whole struct cxlt_event records (a buffer smaller
  * than one record gives -EINVAL); poll() reports EPOLLIN when one is queued
@@ -35,7 +38,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define CXLT_UAPI_VERSION		7
+#define CXLT_UAPI_VERSION		8
 
 #define CXLT_IOC_MAGIC			0xC7
 
@@ -57,7 +60,14 @@ struct cxlt_info {
 	__u32 id;		/* N of /dev/cxltrackN */
 	__u32 memdev_devfn;	/* devfn of the paired CXL memdev (function 0) */
 	__u32 memdev_bus;	/* its PCI domain << 8 | bus number */
-	__u32 reserved[7];
+	/*
+	 * dma_addr_bits: CAP_DMA.ADDR_BITS when the driver harvests by DMA
+	 * (the device writes results into a driver buffer, spec 5.3); 0 when
+	 * every harvest reads the RESULT window (no CAP_DMA, no usable DMA
+	 * mask or buffer, or module parameter harvest_dma=0).
+	 */
+	__u32 dma_addr_bits;
+	__u32 reserved[6];
 };
 
 /* CXLT_IOC_HARVEST: dirty/accessed bitmaps or hotness counters of a range. */
@@ -73,8 +83,14 @@ struct cxlt_info {
  * stopped (docs/spec.md section 9 rule 1). CAP_SYS_ADMIN.
  */
 #define CXLT_HARVEST_F_WRITEBACK	(1U << 2)
+/*
+ * MMIO: read every command's result through the RESULT window even where
+ * the driver harvests by DMA (info.dma_addr_bits != 0). The results are the
+ * same; the cost differs (A/B comparisons, tests of both paths).
+ */
+#define CXLT_HARVEST_F_MMIO		(1U << 3)
 #define CXLT_HARVEST_F_ALL		(CXLT_HARVEST_F_CLEAR | CXLT_HARVEST_F_DECAY | \
-					 CXLT_HARVEST_F_WRITEBACK)
+					 CXLT_HARVEST_F_WRITEBACK | CXLT_HARVEST_F_MMIO)
 
 struct cxlt_harvest {
 	__u32 kind;		/* CXLT_HARVEST_* */
@@ -92,7 +108,11 @@ struct cxlt_harvest {
 	/*
 	 * out: pages harvested from start on; buf holds the result for
 	 * [start, start + done), nr_set counts within them. The call is split
-	 * into device commands of up to 32768 pages (4096 for HOTNESS). It
+	 * into device commands of up to 32768 pages (4096 for HOTNESS) read
+	 * through the RESULT window, or, where the driver harvests by DMA and
+	 * the output is at least the module parameter dma_min_bytes (default
+	 * 128), into DMA commands of up to the driver's DMA buffer (whole
+	 * devices of up to 128 GiB in one bitmap command). It
 	 * returns 0 with done == count, or 0 with 0 < done < count when it was
 	 * cut short after some commands (a signal, raw mode entered, the device
 	 * removed, a fault in buf): the pages past done were not touched (with
@@ -101,6 +121,9 @@ struct cxlt_harvest {
 	 * -EIO: the device failed a command; done is still valid, and with
 	 * CLEAR every page of the failed command counts as set (reported set
 	 * in buf and included in done): its state on the device is unknown.
+	 * A DMA command that could not write its result (DMA_ERROR, e.g. bus
+	 * mastering turned off) is such a failure; the device has set the
+	 * range's bits again, so the next harvest reports them too.
 	 */
 	__u64 done;
 	__u64 reserved;
@@ -256,7 +279,8 @@ struct cxlt_stats {
 	__u64 irqs;		/* driver: interrupts handled */
 	__u64 events;		/* driver: events popped from the device */
 	__u64 events_lost;	/* driver: SEQ gaps seen (device-side drops) */
-	__u64 reserved[8];
+	__u64 dma_commands;	/* driver: harvest commands launched with DMA */
+	__u64 reserved[7];
 };
 
 /* CXLT_IOC_SET_CTRL: tracking control. */

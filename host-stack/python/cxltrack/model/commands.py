@@ -9,7 +9,7 @@ without a yield are atomic as a whole.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 MAX_BITMAP = regs.HARVEST_MAX_BITMAP_PAGES  # one bit per page in RESULT
 MAX_HOTNESS = regs.HARVEST_MAX_HOTNESS_PAGES  # one byte per page in RESULT
 ALIGN = regs.HARVEST_ALIGN_PAGES
+DMA_ALIGN = 64  # bytes: ARG2 of a DMA harvest (docs/spec.md section 5.3)
 MAX_OWNER = regs.MAX_OWNER
 _BAT1 = regs.LAYOUTS["BAT_RESULT1"]
 _SQ0 = regs.LAYOUTS["SLOT_QUERY_RESULT0"]
@@ -43,6 +44,7 @@ class Launch:
     clear: bool
     decay: bool
     rsvd: int
+    dma: bool
     arg0: int
     arg1: int
     arg2: int
@@ -64,6 +66,8 @@ def run(dev: Device, cmd: Launch) -> Steps:
         return Completion(Status.FLAGS)
     if cmd.decay and (op != Op.HARVEST_HOTNESS or cmd.clear):
         return Completion(Status.FLAGS)
+    if cmd.dma and (op not in HARVESTS or not dev.dma_addr_bits):
+        return Completion(Status.FLAGS)
     handler = _HANDLERS.get(op)
     if handler is None:
         return Completion(Status.OK)  # NOP
@@ -71,45 +75,89 @@ def run(dev: Device, cmd: Launch) -> Steps:
     return result
 
 
-def _harvest_range(dev: Device, cmd: Launch, limit: int) -> Status | None:
+def _harvest_range(dev: Device, cmd: Launch, limit: int, nbytes: int) -> Status | None:
+    """ALIGN and RANGE of a harvest; nbytes = what a DMA harvest writes to host memory."""
     start, count = cmd.arg0, cmd.arg1
-    if start % ALIGN or count % ALIGN:
+    if start % ALIGN or count % ALIGN or (cmd.dma and cmd.arg2 % DMA_ALIGN):
         return Status.ALIGN
-    if count == 0 or count > limit or start + count > dev.cfg.pages:
+    if count == 0 or start + count > dev.cfg.pages:
+        return Status.RANGE
+    if not cmd.dma and count > limit:  # RESULT's size; a DMA harvest may cover the whole device
+        return Status.RANGE
+    if cmd.dma and cmd.arg2 + nbytes > 1 << dev.dma_addr_bits:  # also catches a wrap of 2^64
         return Status.RANGE
     return None
 
 
+def _dma_done(cmd: Launch, ok: bool, result0: int, remark: Callable[[], None]) -> Completion:
+    """The end of a DMA harvest (docs/spec.md section 5.3): after every step and every write.
+    A failed write costs the host the range's data, so the range is marked again (never lose a
+    dirty bit), as the steps left it."""
+    if ok:
+        return Completion(Status.OK, result0, 0, None)
+    remark()
+    return Completion(Status.DMA_ERROR, 0, 0, None)
+
+
 def _harvest_bits(dev: Device, cmd: Launch) -> Steps:
-    err = _harvest_range(dev, cmd, MAX_BITMAP)
+    err = _harvest_range(dev, cmd, MAX_BITMAP, cmd.arg1 // 8)
     if err is not None:
         return Completion(err)
     bitmap = dev.tables.dirty if cmd.op == Op.HARVEST_DIRTY else dev.tables.accessed
     out = bytearray()
     total = 0
-    for word in range(cmd.arg0 // WORD, (cmd.arg0 + cmd.arg1) // WORD):
+    ok = True
+    first = cmd.arg0 // WORD
+    for word in range(first, (cmd.arg0 + cmd.arg1) // WORD):
         value = bitmap.take_word(word, cmd.clear)
-        out += value.to_bytes(8, "little")
+        data = value.to_bytes(8, "little")
         total += value.bit_count()
+        if cmd.dma:
+            # The engine runs every step even after a failed write (the design's rule).
+            ok = dev.host.dma_write(cmd.arg2 + 8 * (word - first), data) and ok
+        else:
+            out += data
         yield
-    return Completion(Status.OK, total, 0, bytes(out))
+    if not cmd.dma:
+        return Completion(Status.OK, total, 0, bytes(out))
+
+    def remark() -> None:
+        if cmd.clear:
+            for word in range(first, (cmd.arg0 + cmd.arg1) // WORD):
+                bitmap.words[word] = (1 << WORD) - 1
+
+    return _dma_done(cmd, ok, total, remark)
 
 
 def _harvest_hotness(dev: Device, cmd: Launch) -> Steps:
-    err = _harvest_range(dev, cmd, MAX_HOTNESS)
+    err = _harvest_range(dev, cmd, MAX_HOTNESS, cmd.arg1)
     if err is not None:
         return Completion(err)
     hot = dev.tables.hot
     out = bytearray()
+    nonzero = 0
+    ok = True
     for base in range(cmd.arg0, cmd.arg0 + cmd.arg1, WORD):
-        chunk = hot[base : base + WORD]
-        out += chunk
+        chunk = bytes(hot[base : base + WORD])
+        nonzero += sum(1 for c in chunk if c)
         if cmd.clear:
             hot[base : base + WORD] = bytes(WORD)
         elif cmd.decay:
             hot[base : base + WORD] = bytes(c >> 1 for c in chunk)
+        if cmd.dma:
+            ok = dev.host.dma_write(cmd.arg2 + base - cmd.arg0, chunk) and ok
+        else:
+            out += chunk
         yield
-    return Completion(Status.OK, sum(1 for c in out if c), 0, bytes(out))
+    if not cmd.dma:
+        return Completion(Status.OK, nonzero, 0, bytes(out))
+
+    def remark() -> None:
+        if cmd.clear or cmd.decay:
+            for page in range(cmd.arg0, cmd.arg0 + cmd.arg1):
+                hot[page] = max(hot[page], 1)
+
+    return _dma_done(cmd, ok, nonzero, remark)
 
 
 def _page_ok(dev: Device, page: int) -> bool:

@@ -21,7 +21,7 @@ from cxltrack.regs import ChunkState, Event
 from .chunks import ChunkTable
 from .commands import Completion, Launch, Steps, run
 from .events import EventQueue
-from .memory import Memory
+from .memory import HostMemory, Memory
 from .slots import SLOT_BYTES, Slot
 from .tables import TrackingTables
 
@@ -49,9 +49,16 @@ class WriteToken:
 
 
 class Device:
-    def __init__(self, cfg: DeviceConfig) -> None:
+    def __init__(self, cfg: DeviceConfig, dma_addr_bits: int = 64, host: HostMemory | None = None) -> None:
+        """dma_addr_bits: CAP_DMA.ADDR_BITS, a property of the implementation, not of the
+        configuration (QEMU and the RTL drive 64-bit bus addresses); 0 = no DMA. host: the host
+        memory DMA harvests write to (docs/spec.md section 5.3); a device reset keeps it."""
+        if not 0 <= dma_addr_bits <= 64:
+            raise ValueError(f"dma_addr_bits must be 0..64, not {dma_addr_bits}")
         self.cfg = cfg
         self.mem = Memory(cfg.capacity_bytes, cfg.page_size)
+        self.dma_addr_bits = dma_addr_bits
+        self.host = host if host is not None else HostMemory()
         self.reset()
 
     # ------------------------------------------------------------------ reset
@@ -217,6 +224,10 @@ class Device:
                 return b.field("DISK_BITS").put(cfg.bat_disk_bits) | b.field("BLOCK_BITS").put(cfg.bat_block_bits)
             case "CAP_TICK":
                 return cfg.tick_ns
+            case "CAP_DMA":
+                d = R["CAP_DMA"]
+                bits = self.dma_addr_bits
+                return d.field("PRESENT").put(int(bits > 0)) | d.field("ADDR_BITS").put(bits)
             case "INT_STATUS":
                 return self._int_status()
             case "ERR_COUNT":
@@ -347,6 +358,7 @@ class Device:
             clear=bool(reg.field("CLEAR").get(value)),
             decay=bool(reg.field("DECAY").get(value)),
             rsvd=reg.field("RSVD").get(value),
+            dma=bool(reg.field("DMA").get(value)),
             arg0=self.args[0],
             arg1=self.args[1],
             arg2=self.args[2],

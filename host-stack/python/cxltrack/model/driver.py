@@ -36,9 +36,10 @@ class ModelDriver:
         *,
         clear: bool = False,
         decay: bool = False,
+        dma: bool = False,
         rsvd: int = 0,
     ) -> None:
-        for offset, value in launch_writes(op, (arg0, arg1, arg2), clear=clear, decay=decay, rsvd=rsvd):
+        for offset, value in launch_writes(op, (arg0, arg1, arg2), clear=clear, decay=decay, dma=dma, rsvd=rsvd):
             self.dev.reg_write(offset, value)
 
     def result(self) -> CmdResult:

@@ -19,7 +19,14 @@ REQUIREMENTS = {
     "reads reach the device as issued); a 32-bit AXI4-Lite port or a CPU path that splits them does not",
     "sized_writes": "a 64-bit register write reaches the device as one access; a 32-bit AXI4-Lite port receives "
     "it as two full-strobe 32-bit writes",
+    "dma": "the device writes harvests to host memory (CMD_OP.DMA, CAP_DMA, docs/spec.md 5.3) and the runner can "
+    "fill, check and fault host memory (host_fill, host_expect, host_fault)",
 }
+# Host memory the dma cases use (docs/vectors.md "Host memory"): buffers from HOST_BASE (guest RAM in
+# the QEMU runner, which has 2 GiB from 0), faults at HOST_FAULT_BASE (nothing mapped there).
+HOST_BASE = 256 << 20
+HOST_FAULT_BASE = 1 << 40
+HOST_OPS = ("host_fill", "host_expect", "host_fault")
 RACE_KINDS = ("harvest", "discard", "merge")
 CHECK_KINDS = ("harvest_union",)
 
@@ -61,6 +68,7 @@ _CMD_FIELDS: dict[str, tuple[str, bool]] = {
     "args": ("args", False),
     "clear": (_BOOL, False),
     "decay": (_BOOL, False),
+    "dma": (_BOOL, False),
     "rsvd": (_INT, False),
 }
 _SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
@@ -86,6 +94,9 @@ _SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
         "as": ("str", True),
         "expect_one_of": ("expectlist", True),
     },
+    "host_fill": {"addr": (_INT, True), "len": (_INT, True), "byte": (_INT, True)},
+    "host_expect": {"addr": (_INT, True), "hex": (_HEX, True)},
+    "host_fault": {"addr": (_INT, True), "len": (_INT, True)},
     "check": {
         "kind": ("checkkind", True),
         "of": ("strlist", True),
@@ -216,6 +227,10 @@ def _check_fields(
 
 def _check_sizes(vop: VOp, src: str) -> None:
     f = vop.f
+    if vop.op == "host_fill" and f["byte"] > 0xFF:
+        raise _fail(src, vop.line, "byte", f"must be 0..255, not {f['byte']}")
+    if vop.op in ("host_fill", "host_fault") and (f["len"] == 0 or f["addr"] + f["len"] > 1 << 64):
+        raise _fail(src, vop.line, "len", "must be non-zero and end within 2^64")
     if vop.op in ("mem_read", "reg_read", "reg_write"):
         size = f.get("size", 4)
         if size not in (1, 2, 4, 8):
@@ -271,6 +286,10 @@ def parse_lines(lines: list[str], source: str) -> list[Case]:
         body = {k: v for k, v in obj.items() if k != "op"}
         vop = VOp(name, _check_fields(body, _SCHEMA[name], source, n), n)
         _check_sizes(vop, source)
+        uses_dma = name in HOST_OPS or (name == "cmd" and vop.f.get("dma"))
+        if uses_dma and "dma" not in cases[-1].requires:
+            # A runner decides what to skip from the header alone: it must not meet host memory unannounced.
+            raise _fail(source, n, "op", f"{name} needs the case to declare requirement 'dma'")
         cases[-1].ops.append(vop)
     return cases
 

@@ -23,7 +23,7 @@ from cxltrack.config import named
 from cxltrack.model import Device, ModelDriver
 from cxltrack.regs import Event, Op, Status
 
-from .format import RACE_KINDS
+from .format import HOST_BASE, HOST_FAULT_BASE, RACE_KINDS
 from .replay import ModelTarget, cmd_writes
 
 CONFIG = "small"
@@ -39,10 +39,11 @@ _ERR = regs.REGISTERS["ERR_STATUS"]
 class Recorder:
     """Runs operations on the model and records them with the model's answers."""
 
-    def __init__(self, name: str, requires: list[str] | None = None) -> None:
+    def __init__(self, name: str, requires: list[str] | None = None, config: str = CONFIG) -> None:
         self.name = name
         self.requires = requires or []
-        self.cfg = named(CONFIG)
+        self.config = config
+        self.cfg = named(config)
         self.target = ModelTarget(self.cfg)
         self.dev: Device = self.target.dev
         self.ops: list[dict[str, Any]] = []
@@ -114,6 +115,7 @@ class Recorder:
         *args: int,
         clear: bool = False,
         decay: bool = False,
+        dma: bool = False,
         rsvd: int = 0,
         window: int = 0,
         label: str | None = None,
@@ -129,6 +131,8 @@ class Recorder:
             spec["clear"] = True
         if decay:
             spec["decay"] = True
+        if dma:
+            spec["dma"] = True
         if rsvd:
             spec["rsvd"] = rsvd
         op: dict[str, Any] = {"op": "cmd", **spec}
@@ -173,6 +177,20 @@ class Recorder:
         self.covers.add(f"race:{kind}")
         self.covers.add(f"cmd:{spec['name']}")
 
+    def host_fill(self, addr: int, length: int, byte: int) -> None:
+        op = {"op": "host_fill", "addr": addr, "len": length, "byte": byte}
+        self._do(op, lambda: self.dev.host.fill(addr, length, byte))
+
+    def host_fault(self, addr: int, length: int) -> None:
+        op = {"op": "host_fault", "addr": addr, "len": length}
+        self._do(op, lambda: self.dev.host.fault(addr, length))
+
+    def host_expect(self, addr: int, length: int) -> bytes:
+        """Check host memory [addr, addr + length) as the model has it now."""
+        data = self.dev.host.read(addr, length)
+        self.ops.append({"op": "host_expect", "addr": addr, "hex": data.hex()})
+        return data
+
     def check_union(self, labels: list[str], start: int, count: int, pages: list[int]) -> None:
         self.ops.append(
             {
@@ -186,7 +204,7 @@ class Recorder:
         )
 
     def lines(self) -> list[str]:
-        head: dict[str, Any] = {"case": self.name, "config": CONFIG, "covers": sorted(self.covers)}
+        head: dict[str, Any] = {"case": self.name, "config": self.config, "covers": sorted(self.covers)}
         if self.requires:
             head["requires"] = self.requires
         return [json.dumps(head)] + [json.dumps(op) for op in self.ops]
@@ -202,8 +220,175 @@ def _q(v: int) -> bytes:
 def case_reset_values() -> Recorder:
     r = Recorder("reset_values")
     for reg in regs.REGISTERS.values():
-        if reg.name != "EVQ_POP":
+        # CAP_DMA differs on an implementation without DMA: the dma cases read it.
+        if reg.name not in ("EVQ_POP", "CAP_DMA"):
             r.reg_read(reg.offset)
+    return r
+
+
+HB = HOST_BASE
+GUARD = 64  # bytes of pattern on each side of a DMA buffer: a stray write shows there
+PAT = 0xA5
+
+
+def _dma_buffer(r: Recorder, addr: int, length: int) -> None:
+    """Pre-fill [addr - GUARD, addr + length + GUARD) with a pattern the harvest cannot all write."""
+    r.host_fill(addr - GUARD, length + 2 * GUARD, PAT)
+
+
+def _dma_check(r: Recorder, addr: int, length: int) -> None:
+    """The buffer and the guards around it (which must still hold the pattern)."""
+    assert r.dev.host.read(addr - GUARD, GUARD) == bytes([PAT]) * GUARD, "model wrote before the buffer"
+    assert r.dev.host.read(addr + length, GUARD) == bytes([PAT]) * GUARD, "model wrote after the buffer"
+    r.host_expect(addr - GUARD, length + 2 * GUARD)
+
+
+def _dirty_some(r: Recorder, rng: random.Random, n: int) -> list[int]:
+    pages = rng.sample(range(r.cfg.pages), n)
+    for p in pages:
+        r.mem_write(p * P + 8 * rng.randrange(512), _q(rng.getrandbits(64)))
+    return pages
+
+
+def case_dma_harvest(rng: random.Random) -> Recorder:
+    """DMA harvests of dirty, accessed and hotness (docs/spec.md 5.3): the bytes land exactly at
+    ARG2, RESULT is untouched, whole-device ranges in one command, CLEAR and DECAY as without DMA."""
+    r = Recorder("dma_harvest", requires=["dma"])
+    pages = r.cfg.pages
+    r.reg_read(regs.CAP_DMA)
+    r.reg_read(regs.VERSION)
+    _dirty_some(r, rng, 30)
+    for p in rng.sample(range(pages), 20):
+        r.mem_read(p * P + 8 * rng.randrange(512))
+    r.cmd("HARVEST_DIRTY", 0, 64, window=8)  # RESULT holds this; the DMA harvests leave it
+    buf = HB
+    _dma_buffer(r, buf, pages // 8)
+    r.cmd("HARVEST_DIRTY", 0, pages, buf, dma=True)  # whole device, peek
+    _dma_check(r, buf, pages // 8)
+    buf2 = HB + 0x1000
+    _dma_buffer(r, buf2, 16)
+    r.cmd("HARVEST_DIRTY", 64, 128, buf2, clear=True, dma=True)  # a middle range, CLEAR
+    _dma_check(r, buf2, 16)
+    r.cmd("HARVEST_DIRTY", 0, pages, buf, clear=True, dma=True)  # the rest
+    _dma_check(r, buf, pages // 8)
+    r.cmd("HARVEST_DIRTY", 0, pages, buf, dma=True)  # all clear now: zeros written
+    _dma_check(r, buf, pages // 8)
+    r.reg_read(regs.RESULT)  # untouched by every DMA harvest
+    r.reg_read(regs.RESULT + 4)
+    buf3 = HB + 0x2000
+    _dma_buffer(r, buf3, pages // 8)
+    r.cmd("HARVEST_ACCESSED", 0, pages, buf3, clear=True, dma=True)
+    _dma_check(r, buf3, pages // 8)
+    r.cmd("HARVEST_ACCESSED", 0, 64, window=8)  # cleared
+    for _ in range(20):  # saturate a 4-bit counter
+        r.mem_read(5 * P)
+    r.mem_write(6 * P + 16, _q(1))
+    hb = HB + 0x3000
+    _dma_buffer(r, hb, pages)
+    r.cmd("HARVEST_HOTNESS", 0, pages, hb, dma=True)  # whole device: more than fits RESULT's 4096 rule
+    _dma_check(r, hb, pages)
+    r.cmd("HARVEST_HOTNESS", 0, pages, hb, decay=True, dma=True)
+    _dma_check(r, hb, pages)
+    r.cmd("HARVEST_HOTNESS", 0, 128, hb + 0x1000, clear=True, dma=True)  # no guard: fill first
+    r.host_expect(hb + 0x1000, 128)
+    r.cmd("HARVEST_HOTNESS", 0, 64, window=64)  # cleared counters through RESULT
+    return r
+
+
+def case_dma_bigger_than_result() -> Recorder:
+    """A DMA harvest may exceed RESULT's limits (32768 bitmap pages, 4096 hotness pages) in one
+    command: the default configuration (65536 pages), whole device."""
+    r = Recorder("dma_whole_default", requires=["dma"], config="default")
+    pages = r.cfg.pages
+    for p in (0, 1, 4095, 4096, 32767, 32768, 40000, pages - 1):
+        r.mem_write(p * r.cfg.page_size, _q(p | 1))
+    r.cmd("HARVEST_DIRTY", 0, pages)  # RANGE without DMA
+    r.cmd("HARVEST_HOTNESS", 0, 4160)  # RANGE without DMA
+    _dma_buffer(r, HB, pages // 8)
+    r.cmd("HARVEST_DIRTY", 0, pages, HB, clear=True, dma=True)
+    _dma_check(r, HB, pages // 8)
+    hb = HB + 0x10000
+    _dma_buffer(r, hb, pages)
+    r.cmd("HARVEST_HOTNESS", 0, pages, hb, clear=True, dma=True)
+    _dma_check(r, hb, pages)
+    r.cmd("HARVEST_DIRTY", 0, 64, window=8)
+    return r
+
+
+def case_dma_errors(rng: random.Random) -> Recorder:
+    """Every error a DMA harvest adds (docs/spec.md 5.3), in the check order, and DMA_ERROR:
+    with CLEAR the range comes back marked, without it nothing changes; nothing outside the
+    buffer is written."""
+    r = Recorder("dma_errors", requires=["dma"])
+    pages = r.cfg.pages
+    written = _dirty_some(r, rng, 12)
+    r.cmd("HARVEST_DIRTY", 0, 64, window=8)
+    # FLAGS: DMA on commands other than the three harvests; with the usual flag rules first
+    r.cmd("NOP", dma=True)
+    r.cmd("BAT_GET", 0, 0, HB, dma=True)
+    r.cmd("CHUNK_LIST", 0, 0, HB, dma=True)
+    r.cmd("HARVEST_DIRTY", 0, 64, HB, decay=True, dma=True)
+    r.cmd("HARVEST_HOTNESS", 0, 64, HB, clear=True, decay=True, dma=True)
+    r.cmd(0x7F, 0, 64, HB, dma=True)  # UNKNOWN_OP before FLAGS
+    # ALIGN: ARG2 not a multiple of 64 bytes (start/count as without DMA); before RANGE
+    r.cmd("HARVEST_DIRTY", 0, 64, HB + 8, dma=True)
+    r.cmd("HARVEST_ACCESSED", 0, 64, HB + 32, dma=True)
+    r.cmd("HARVEST_HOTNESS", 0, 64, HB + 1, dma=True)
+    r.cmd("HARVEST_DIRTY", 1, 64, HB, dma=True)
+    r.cmd("HARVEST_DIRTY", 0, 0, HB + 4, dma=True)  # ALIGN before RANGE
+    # RANGE: count 0, beyond the device, and the bytes written wrap 2^64
+    r.cmd("HARVEST_DIRTY", 0, 0, HB, dma=True)
+    r.cmd("HARVEST_DIRTY", pages - 64, 128, HB, dma=True)
+    r.cmd("HARVEST_HOTNESS", 1 << 40, 64, HB, dma=True)
+    r.cmd("HARVEST_HOTNESS", 0, pages, (1 << 64) - 192, dma=True)  # 256 bytes from 2^64 - 192
+    # The last 32 bytes below 2^64 fit (no RANGE); nothing is there, so the write fails.
+    r.host_fault((1 << 64) - 1024, 1024)
+    r.cmd("HARVEST_DIRTY", 0, pages, (1 << 64) - 32 - 32, dma=True)
+    r.cmd("HARVEST_DIRTY", 0, 64, window=8)  # none of the errors cleared anything
+    # DMA_ERROR without CLEAR: nothing changes
+    bad = HOST_FAULT_BASE
+    r.host_fault(bad, 0x1000)
+    r.cmd("HARVEST_DIRTY", 0, pages, bad, dma=True)
+    r.cmd("HARVEST_DIRTY", 0, pages, window=pages // 8)
+    # DMA_ERROR with CLEAR: every page of the range is marked again (never lose a bit)
+    r.cmd("HARVEST_DIRTY", 64, 128, bad + 64, clear=True, dma=True)
+    r.cmd("HARVEST_DIRTY", 0, pages, window=pages // 8)
+    r.cmd("HARVEST_ACCESSED", 0, 128, bad, clear=True, dma=True)
+    r.cmd("HARVEST_ACCESSED", 0, pages, window=pages // 8)
+    # (A buffer that straddles memory and a fault is not in the corpus: the fault window lies
+    # where a runner has nothing mapped, and the memory next to it is not the runner's to fill.
+    # The model's property tests and the QEMU device tests cover it.)
+    # hotness: CLEAR and DECAY leave max(c, 1) as the steps left them; plain leaves everything
+    for _ in range(6):
+        r.mem_read(3 * P)
+    r.cmd("HARVEST_HOTNESS", 0, 64, bad, dma=True)
+    r.cmd("HARVEST_HOTNESS", 0, 64, window=64)
+    r.cmd("HARVEST_HOTNESS", 0, 64, bad, decay=True, dma=True)
+    r.cmd("HARVEST_HOTNESS", 0, 64, window=64)
+    r.cmd("HARVEST_HOTNESS", 0, 128, bad, clear=True, dma=True)
+    r.cmd("HARVEST_HOTNESS", 0, 128, window=128)
+    # after the error the same harvest to good memory reports the re-marked range
+    _dma_buffer(r, HB, pages // 8)
+    r.cmd("HARVEST_DIRTY", 0, pages, HB, clear=True, dma=True)
+    _dma_check(r, HB, pages // 8)
+    assert set(written) <= {p for p in range(pages) if r.dev.host.read(HB + p // 8, 1)[0] >> (p % 8) & 1}
+    r.reg_read(regs.ERR_STATUS)  # a DMA error is a status, not an access error
+    r.reg_read(regs.INT_STATUS)
+    return r
+
+
+def case_dma_stray() -> Recorder:
+    """Adjacent buffers: a harvest into one must leave the other's bytes as they were (a runner
+    whose device writes too much, or at the wrong offset, fails here)."""
+    r = Recorder("dma_stray_writes", requires=["dma"])
+    for p in range(0, r.cfg.pages, 3):
+        r.mem_write(p * P, _q(p))
+    r.host_fill(HB, 0x400, 0x5A)
+    for i, (start, count) in enumerate(((0, 64), (64, 64), (192, 64), (0, 256))):
+        r.cmd("HARVEST_DIRTY", start, count, HB + 0x40 * (1 + 2 * i), dma=True)
+        r.host_expect(HB, 0x400)
+    r.cmd("HARVEST_ACCESSED", 128, 64, HB + 0x380, dma=True)
+    r.host_expect(HB, 0x400)
     return r
 
 
@@ -674,6 +859,7 @@ def case_random(rng: random.Random, n: int) -> Recorder:
 
 def build(seed: int = SEED) -> dict[str, list[Recorder]]:
     rng = random.Random(seed)
+    drng = random.Random(seed + 25)
     return {
         "10-registers": [
             case_reset_values(),
@@ -684,6 +870,8 @@ def build(seed: int = SEED) -> dict[str, list[Recorder]]:
             case_interrupt(),
         ],
         "20-commands": [case_cmd_errors(), case_harvest(rng), case_bat(rng), case_decerr()],
+        # its own generator: adding the dma cases left every older case as it was
+        "25-dma": [case_dma_harvest(drng), case_dma_bigger_than_result(), case_dma_errors(drng), case_dma_stray()],
         "30-slots-chunks": [case_slots(rng), case_chunks(rng), case_event_overflow()],
         "40-races": [case_race_harvest(rng, i) for i in range(3)]
         + [case_race_discard(rng, i) for i in range(3)]

@@ -55,6 +55,18 @@ class Target(Protocol):
         ...
 
 
+class DmaTarget(Target, Protocol):
+    """A Target whose device can DMA (requirement `dma`): host memory by bus address."""
+
+    async def host_fill(self, addr: int, length: int, byte: int) -> None: ...
+
+    async def host_read(self, addr: int, length: int) -> bytes: ...
+
+    async def host_fault(self, addr: int, length: int) -> None:
+        """Make every later DMA write that touches [addr, addr + length) fail."""
+        ...
+
+
 def cmd_writes(spec: dict[str, Any]) -> list[tuple[int, int]]:
     """Register writes that launch the command described by a vector's cmd fields."""
     name = spec["name"]
@@ -63,6 +75,7 @@ def cmd_writes(spec: dict[str, Any]) -> list[tuple[int, int]]:
         spec.get("args", []),
         clear=spec.get("clear", False),
         decay=spec.get("decay", False),
+        dma=spec.get("dma", False),
         rsvd=spec.get("rsvd", 0),
     )
 
@@ -160,7 +173,10 @@ class Replayer:
         if "window" in exp:
             window = await self._read_window(len(exp["window"]))
         elif "as" in vop.f and vop.f["name"] in ("HARVEST_DIRTY", "HARVEST_ACCESSED") and got["code"] == 0:
-            window = await self._read_window(vop.f["args"][1] // 8)
+            if vop.f.get("dma"):  # the bitmap went to host memory at ARG2, RESULT is untouched
+                window = await self._dma().host_read(vop.f["args"][2], vop.f["args"][1] // 8)
+            else:
+                window = await self._read_window(vop.f["args"][1] // 8)
         if "window" in exp and window != exp["window"]:
             diff = next(i for i in range(len(window)) if window[i] != exp["window"][i])
             raise Mismatch(
@@ -169,6 +185,26 @@ class Replayer:
             )
         if "as" in vop.f:
             self.labels[vop.f["as"]] = (got, window)
+
+    def _dma(self) -> DmaTarget:
+        assert "dma" in self.case.requires  # format.py refuses host ops in a case without it
+        return self.t  # type: ignore[return-value]  # a runner replays dma cases only on a DmaTarget
+
+    async def _op_host_fill(self, vop: VOp) -> None:
+        await self._dma().host_fill(vop.f["addr"], vop.f["len"], vop.f["byte"])
+
+    async def _op_host_fault(self, vop: VOp) -> None:
+        await self._dma().host_fault(vop.f["addr"], vop.f["len"])
+
+    async def _op_host_expect(self, vop: VOp) -> None:
+        want: bytes = vop.f["hex"]
+        got = await self._dma().host_read(vop.f["addr"], len(want))
+        if got != want:
+            diff = next(i for i in range(len(want)) if got[i] != want[i])
+            raise Mismatch(
+                f"{self._where(vop, 'hex')}: host byte {vop.f['addr'] + diff:#x}: expected "
+                f"{want[diff]:#04x}, got {got[diff]:#04x}"
+            )
 
     async def _op_events(self, vop: VOp) -> None:
         got: list[dict[str, Any]] = []
@@ -259,6 +295,15 @@ class ModelTarget:
 
     async def tick(self, n: int) -> None:
         self.dev.tick(n)
+
+    async def host_fill(self, addr: int, length: int, byte: int) -> None:
+        self.dev.host.fill(addr, length, byte)
+
+    async def host_read(self, addr: int, length: int) -> bytes:
+        return self.dev.host.read(addr, length)
+
+    async def host_fault(self, addr: int, length: int) -> None:
+        self.dev.host.fault(addr, length)
 
     async def race(
         self, reg_writes: Sequence[tuple[int, int]], mem_writes: Sequence[tuple[int, bytes]], schedule: int

@@ -12,6 +12,9 @@
  * MSI-X interrupt. The register interface is the generated cxltrack_regs.h.
  *
  * Commands run to completion at launch (CMD_STATUS.BUSY is never seen set).
+ * A harvest with CMD_OP.DMA writes its result to guest memory with
+ * pci_dma_write() from this function (bus mastering applies), in pieces of
+ * CXLT_RESULT_SIZE, and completes after the last write returned.
  * A released chunk is scrubbed after its CHUNK_RELEASE completed, one chunk
  * per run of a bottom half (the chunk is SCRUBBING until then): the guest's
  * MMIO write does not zero-fill chunks under the big lock, and the main loop
@@ -32,6 +35,7 @@
 #include "qemu/units.h"
 #include "qapi/error.h"
 #include "hw/pci/pci_device.h"
+#include "system/dma.h"
 #include "hw/pci/pcie.h"
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
@@ -191,6 +195,14 @@ struct CXLTrackState {
     uint32_t x_ident_value;
     int64_t epoch_ns;
 };
+
+/*
+ * Width of the bus addresses a DMA harvest can write (CAP_DMA.ADDR_BITS):
+ * pci_dma_write() takes any 64-bit address.
+ */
+#define CXLT_DMA_ADDR_BITS 64
+/* A DMA harvest's ARG2 is 64-byte aligned (docs/spec.md section 5.3). */
+#define CXLT_DMA_ALIGN 64
 
 static inline uint32_t sat_inc32(uint32_t v)
 {
@@ -593,29 +605,55 @@ static bool cxlt_is_harvest(uint8_t op)
            op == CXLT_OP_HARVEST_HOTNESS;
 }
 
-/* Alignment and range of a harvest: 0 if fine, else the status. */
+/*
+ * Alignment and range of a harvest: 0 if fine, else the status. @limit is
+ * RESULT's size in pages, which a DMA harvest does not have; it writes
+ * @nbytes (at least 8) at bus address @addr instead, which must not wrap
+ * 2^64 (CXLT_DMA_ADDR_BITS is 64: any other end fits).
+ */
 static uint8_t cxlt_harvest_range(CXLTrackState *s, uint64_t start,
-                                  uint64_t count, uint64_t limit)
+                                  uint64_t count, uint64_t limit, bool dma,
+                                  uint64_t addr, uint64_t nbytes)
 {
-    if (start % CXLT_HARVEST_ALIGN_PAGES || count % CXLT_HARVEST_ALIGN_PAGES) {
+    if (start % CXLT_HARVEST_ALIGN_PAGES || count % CXLT_HARVEST_ALIGN_PAGES ||
+        (dma && addr % CXLT_DMA_ALIGN)) {
         return CXLT_STATUS_ALIGN;
     }
-    if (count == 0 || count > limit || start > s->pages ||
-        count > s->pages - start) {
+    if (count == 0 || start > s->pages || count > s->pages - start) {
+        return CXLT_STATUS_RANGE;
+    }
+    if (!dma && count > limit) {
+        return CXLT_STATUS_RANGE;
+    }
+    QEMU_BUILD_BUG_ON(CXLT_DMA_ADDR_BITS != 64);
+    if (dma && nbytes - 1 > UINT64_MAX - addr) {
         return CXLT_STATUS_RANGE;
     }
     return CXLT_STATUS_OK;
 }
 
+/*
+ * Write one piece of a DMA harvest's result; false if the write failed (an
+ * address with nothing behind it, bus mastering off, the tracker's own
+ * BAR). Nothing but the harvest's own bytes is written.
+ */
+static bool cxlt_dma_put(CXLTrackState *s, uint64_t addr, const uint8_t *buf,
+                         uint64_t len)
+{
+    return pci_dma_write(PCI_DEVICE(s), addr, buf, len) == MEMTX_OK;
+}
+
 static CXLTResult cxlt_harvest_bits(CXLTrackState *s, uint64_t *bitmap,
                                     uint64_t start, uint64_t count,
-                                    bool clear)
+                                    bool clear, bool dma, uint64_t addr)
 {
     uint64_t miscount = 0;
     uint8_t code = cxlt_harvest_range(s, start, count,
-                                      CXLT_HARVEST_MAX_BITMAP_PAGES);
-    uint64_t w, total = 0;
+                                      CXLT_HARVEST_MAX_BITMAP_PAGES, dma, addr,
+                                      count / 8);
+    uint64_t w, total = 0, done = 0;
     uint32_t n = 0;
+    bool ok = true;
 
     if (code) {
         return cxlt_status(code);
@@ -629,21 +667,51 @@ static CXLTResult cxlt_harvest_bits(CXLTrackState *s, uint64_t *bitmap,
         stq_le_p(s->scratch + n, v);
         n += 8;
         total += ctpop64(v);
+        /*
+         * A failed piece does not stop the harvest: every step runs, and
+         * the range is marked again at the end (the rule all
+         * implementations share, so that their tables agree afterwards).
+         */
+        if (dma && (n == sizeof(s->scratch) || w + 1 == (start + count) / 64)) {
+            ok &= cxlt_dma_put(s, addr + done, s->scratch, n);
+            done += n;
+            n = 0;
+        }
+    }
+    if (dma && !ok) {
+        /*
+         * The host may not have the bits the steps read and cleared: mark
+         * the whole range again (docs/spec.md section 5.3, never lose a
+         * dirty bit). Every step has run by now.
+         */
+        if (clear) {
+            for (w = start / 64; w < (start + count) / 64; w++) {
+                bitmap[w] = UINT64_MAX;
+            }
+        }
+        return cxlt_status(CXLT_STATUS_DMA_ERROR);
     }
     if (s->x_miscount_harvests) {
         s->x_miscount_harvests--;
         miscount = 1;
+    }
+    if (dma) {
+        return (CXLTResult) { .r0 = total + miscount };
     }
     return (CXLTResult) { .r0 = total + miscount, .window = s->scratch,
                           .window_len = n };
 }
 
 static CXLTResult cxlt_harvest_hotness(CXLTrackState *s, uint64_t start,
-                                       uint64_t count, bool clear, bool decay)
+                                       uint64_t count, bool clear, bool decay,
+                                       bool dma, uint64_t addr)
 {
     uint8_t code = cxlt_harvest_range(s, start, count,
-                                      CXLT_HARVEST_MAX_HOTNESS_PAGES);
-    uint64_t i, nonzero = 0;
+                                      CXLT_HARVEST_MAX_HOTNESS_PAGES, dma,
+                                      addr, count);
+    uint64_t i, nonzero = 0, done = 0;
+    uint32_t n = 0;
+    bool ok = true;
 
     if (code) {
         return cxlt_status(code);
@@ -651,13 +719,30 @@ static CXLTResult cxlt_harvest_hotness(CXLTrackState *s, uint64_t start,
     for (i = 0; i < count; i++) {
         uint8_t c = s->hot[start + i];
 
-        s->scratch[i] = c;
+        s->scratch[n++] = c;
         nonzero += c != 0;
         if (clear) {
             s->hot[start + i] = 0;
         } else if (decay) {
             s->hot[start + i] = c >> 1;
         }
+        if (dma && (n == sizeof(s->scratch) || i + 1 == count)) {
+            ok &= cxlt_dma_put(s, addr + done, s->scratch, n);
+            done += n;
+            n = 0;
+        }
+    }
+    if (dma && !ok) {
+        /* As for the bitmaps: no counter of the range may read 0 now. */
+        if (clear || decay) {
+            for (i = 0; i < count; i++) {
+                s->hot[start + i] = MAX(s->hot[start + i], 1);
+            }
+        }
+        return cxlt_status(CXLT_STATUS_DMA_ERROR);
+    }
+    if (dma) {
+        return (CXLTResult) { .r0 = nonzero };
     }
     return (CXLTResult) { .r0 = nonzero, .window = s->scratch,
                           .window_len = count };
@@ -803,7 +888,8 @@ static CXLTResult cxlt_chunk_list(CXLTrackState *s, uint64_t owner)
 }
 
 static CXLTResult cxlt_execute(CXLTrackState *s, uint8_t op, bool clear,
-                               bool decay, uint32_t rsvd, const uint64_t *arg)
+                               bool decay, bool dma, uint32_t rsvd,
+                               const uint64_t *arg)
 {
     CXLTSlot *slot;
     CXLTChunk *chunk;
@@ -820,14 +906,20 @@ static CXLTResult cxlt_execute(CXLTrackState *s, uint8_t op, bool clear,
     if (decay && (op != CXLT_OP_HARVEST_HOTNESS || clear)) {
         return cxlt_status(CXLT_STATUS_FLAGS);
     }
+    if (dma && !cxlt_is_harvest(op)) {   /* CAP_DMA.PRESENT is 1 here */
+        return cxlt_status(CXLT_STATUS_FLAGS);
+    }
 
     switch (op) {
     case CXLT_OP_HARVEST_DIRTY:
-        return cxlt_harvest_bits(s, s->dirty, arg[0], arg[1], clear);
+        return cxlt_harvest_bits(s, s->dirty, arg[0], arg[1], clear, dma,
+                                 arg[2]);
     case CXLT_OP_HARVEST_ACCESSED:
-        return cxlt_harvest_bits(s, s->accessed, arg[0], arg[1], clear);
+        return cxlt_harvest_bits(s, s->accessed, arg[0], arg[1], clear, dma,
+                                 arg[2]);
     case CXLT_OP_HARVEST_HOTNESS:
-        return cxlt_harvest_hotness(s, arg[0], arg[1], clear, decay);
+        return cxlt_harvest_hotness(s, arg[0], arg[1], clear, decay, dma,
+                                    arg[2]);
     case CXLT_OP_BAT_SET:
         if (arg[0] >= s->pages || arg[1] >> s->block_bits ||
             arg[2] >> s->disk_bits) {
@@ -949,8 +1041,8 @@ static void cxlt_launch(CXLTrackState *s, uint32_t val, hwaddr addr)
     s->busy = true;
 
     r = cxlt_execute(s, CXLT_GET(CMD_OP, OP, val), CXLT_GET(CMD_OP, CLEAR, val),
-                     CXLT_GET(CMD_OP, DECAY, val), CXLT_GET(CMD_OP, RSVD, val),
-                     s->args);
+                     CXLT_GET(CMD_OP, DECAY, val), CXLT_GET(CMD_OP, DMA, val),
+                     CXLT_GET(CMD_OP, RSVD, val), s->args);
 
     s->busy = false;
     s->cmd_status = CXLT_PUT(CMD_STATUS, CODE, r.code) |
@@ -1000,6 +1092,9 @@ static uint64_t cxlt_reg_value(CXLTrackState *s, hwaddr addr, bool *ok)
                CXLT_PUT(CAP_BAT, BLOCK_BITS, s->block_bits);
     case CXLT_CAP_TICK:
         return s->tick_ns;
+    case CXLT_CAP_DMA:
+        return CXLT_PUT(CAP_DMA, PRESENT, 1) |
+               CXLT_PUT(CAP_DMA, ADDR_BITS, CXLT_DMA_ADDR_BITS);
     case CXLT_CTRL:
         return s->ctrl;
     case CXLT_SLOT_TIMEOUT:

@@ -158,8 +158,14 @@ class CxlTrackBoard(bp: BoardParams) extends RawModule {
     coreQuiet     := RegNext(qReq && c.idle && !flrReset, false.B)
     coreInReset   := RegNext(flrReset, false.B)
     c.dbg_time_en := dbg_time_en
-    c.dbg_tick    := dbg_tick
-    core_idle     := c.idle
+    // no DMA on the board yet (BoardMain builds the core with CAP_DMA.PRESENT = 0): the port never sees a handshake
+    c.h_axi.awready := false.B
+    c.h_axi.wready  := false.B
+    c.h_axi.bvalid  := false.B
+    c.h_axi.bid     := 0.U
+    c.h_axi.bresp   := 0.U
+    c.dbg_tick      := dbg_tick
+    core_idle       := c.idle
     c
   }
   val msiSync = Module(new PulseSync)

@@ -21,7 +21,7 @@ class PnrHarness(p: CxlTrackParams) extends Module {
   val dout                 = IO(Output(Bool()))
 
   val core = Module(new CxlTrackCore(p))
-  val leaves = Seq(core.s_axi, core.m_axi, core.s_axil).flatMap(b => b.getElements) ++
+  val leaves = Seq(core.s_axi, core.m_axi, core.s_axil, core.h_axi).flatMap(b => b.getElements) ++
     Seq(core.irq, core.msi, core.idle, core.dbg_time_en, core.dbg_tick)
   val ins  = leaves.filter(l => DataMirror.directionOf(l) == ActualDirection.Input)
   val outs = leaves.filter(l => DataMirror.directionOf(l) == ActualDirection.Output)
