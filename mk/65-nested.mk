@@ -33,7 +33,7 @@ lint-nested: ## ruff + mypy over tests/nested
 	@echo "lint-nested: ruff and mypy clean"
 
 .PHONY: experiments-vswapper
-experiments-vswapper: guest-host ## VSwapper's problems, baseline vs device; last line silent_writes_base=... wrong_pages=<n>
+experiments-vswapper: guest-host ## VSwapper's problems, baseline vs device; last line silent_writes_base=... wrong_pages=<n>, before it false_reads_base=<n> false_reads_dev=<n> wrong_bytes=<n> (--only-false-reads: that line alone)
 	@q="$(QEMU_BIN)"; test -x "$$q" || { echo "experiments-vswapper: no QEMU binary (got '$$q')"; exit 1; }; \
 	CXLTRACK_QEMU="$$q" CXLTRACK_HOST_IMAGE=$(HOST_IMAGE) $(PY) -m cxltrack.experiments.vswapper $(EXPERIMENTS_VSWAPPER_ARGS)
 

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "memtest-pattern.h"
 #include "numa.h"
 
 #define MPOL_F_NODE (1 << 0)
@@ -36,11 +37,7 @@
 
 static uint64_t pattern(uint64_t seed, uint64_t i)
 {
-	uint64_t x = seed ^ (i * 0x9E3779B97F4A7C15ull);
-	x ^= x >> 31;
-	x *= 0xBF58476D1CE4E5B9ull;
-	x ^= x >> 29;
-	return x;
+	return memtest_pattern(seed, i);
 }
 
 static double now(void)

@@ -38,31 +38,11 @@
 #include <unistd.h>
 
 #include "numa.h"
+#include "stage.h"
 
 #define PAGE 4096UL
 #define ROUNDS 32
 #define ROUND_GAP_US 120000 /* the host manager's default period is 100 ms */
-
-/* Tell the harness we are at @name, and wait for its go (with CXLT_STAGE_DIR). */
-static void stage(const char *name)
-{
-	const char *dir = getenv("CXLT_STAGE_DIR");
-	char path[512];
-	int fd;
-
-	if (!dir)
-		return;
-	snprintf(path, sizeof(path), "%s/at-%s", dir, name);
-	fd = open(path, O_CREAT | O_WRONLY, 0644);
-	if (fd < 0) {
-		perror(path);
-		exit(2);
-	}
-	close(fd);
-	snprintf(path, sizeof(path), "%s/go-%s", dir, name);
-	while (access(path, F_OK))
-		usleep(10000);
-}
 
 /* Does page p differ from its block's pattern? (reports the first few) */
 static int wrong_page(const uint8_t *m, uint64_t p, uint64_t *wrong)

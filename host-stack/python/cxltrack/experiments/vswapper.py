@@ -23,6 +23,15 @@ takes them from image or swap: Tesseract), wrong pages (checked by the VM). Last
 (sums over the limits; run_len_ratio over the second checks). The stock host counts its swap
 writes and swap-ins, and the swap area's pages equal to a disk block afterwards (a line
 "stock: ..." before the last). Writes out/experiments-vswapper/results.json and vswapper.png.
+
+False reads (issue 14, VSwapper's False Reads Preventer with KVM's KVM_SET_PREVENT_READS): in a
+VM whose device node the host keeps within --false-reads-limit-mib, a process fills
+--false-reads-mib of memory and exits, the host evicts its pages, then another process fills as
+much (the guest kernel zeroes every page it hands out, then the process writes it whole): the
+reads of image or swap the host made meanwhile, without the Preventer (baseline) and with it,
+and the fill's runtime. A line before the last:
+    false_reads_base=<n> false_reads_dev=<n> wrong_bytes=<n>
+and false_reads.png.
 """
 
 from __future__ import annotations
@@ -33,12 +42,21 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
+from typing import TypeVar
 
 from cxltrack.experiments import boot_default_host
 from cxltrack.harness.agent import GuestError
 from cxltrack.harness.nested import Host, MiB
 from cxltrack.harness.pins import out_dir
-from cxltrack.harness.vswapper import WorkloadResult, make_disk, run_len, run_stock, run_workloads
+from cxltrack.harness.vswapper import (
+    FalseReadsResult,
+    WorkloadResult,
+    make_disk,
+    run_false_reads,
+    run_len,
+    run_stock,
+    run_workloads,
+)
 
 
 def plot(runs: list[WorkloadResult], path: Path) -> None:
@@ -98,25 +116,63 @@ def plot(runs: list[WorkloadResult], path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def plot_false_reads(runs: list[FalseReadsResult], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    colour = {"baseline": "C1", "prevent": "C2"}
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
+    panels: tuple[tuple[Callable[[FalseReadsResult], float], str], ...] = (
+        (lambda r: float(r.false_reads), "disk/swap reads during the fill"),
+        (lambda r: r.seconds, "fill runtime (s)"),
+    )
+    for ax, (value, title) in zip(axes, panels, strict=True):
+        ax.bar([r.mode for r in runs], [value(r) for r in runs], color=[colour[r.mode] for r in runs])
+        ax.set_title(title)
+    fig.suptitle(f"false reads: {runs[0].fill // MiB} MiB filled, resident limit {runs[0].limit // MiB} MiB")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 ATTEMPTS = 3
+T = TypeVar("T")
 
 
-def run_mode(host: Host, mode: str, offload: bool, args: argparse.Namespace, lim: int) -> WorkloadResult:
-    """One mode's run, again (at most ATTEMPTS in all) when the L2 VM was reset or its agent
-    lost: the nested platform (SVM emulated by TCG) now and then resets an L2 guest, with
-    nothing in its log (docs/harness.md); a run it spoiled says nothing about the manager.
-    Wrong pages are not a reason to repeat: they are counted, not raised."""
+def _spared(host: Host, label: str, run: Callable[[], T]) -> T:
+    """`run()`, again (at most ATTEMPTS in all) when the L2 VM was reset or its agent lost: the
+    nested platform (SVM emulated by TCG) now and then resets an L2 guest, with nothing in its
+    log (docs/harness.md); a run it spoiled says nothing about the manager. Wrong pages or
+    bytes are not a reason to repeat: they are counted, not raised."""
     for attempt in range(1, ATTEMPTS + 1):
         try:
-            if mode == "stock":
-                return run_stock(host, args.blocks, lim * MiB, args.anon_mib * MiB, args.race_seconds)
-            return run_workloads(host, offload, args.blocks, lim * MiB, args.anon_mib * MiB, args.race_seconds)
+            return run()
         except GuestError as exc:
             if attempt == ATTEMPTS or not host.vm.alive():
                 raise
             first = str(exc).splitlines()[0][:200]
-            print(f"[experiments-vswapper] attempt {attempt} of {mode} spoiled ({first}); again", flush=True)
+            print(f"[experiments-vswapper] attempt {attempt} of {label} spoiled ({first}); again", flush=True)
     raise AssertionError("unreachable")
+
+
+def run_false_reads_mode(host: Host, prevent: bool, args: argparse.Namespace) -> FalseReadsResult:
+    """run_false_reads(), again when the nested platform spoiled the run (_spared)."""
+    mib, limit = args.false_reads_mib * MiB, args.false_reads_limit_mib * MiB
+    return _spared(host, "false reads", lambda: run_false_reads(host, prevent, mib, limit))
+
+
+def run_mode(host: Host, mode: str, offload: bool, args: argparse.Namespace, lim: int) -> WorkloadResult:
+    """One mode's run, again when the nested platform spoiled it (_spared)."""
+    if mode == "stock":
+        return _spared(
+            host, mode, lambda: run_stock(host, args.blocks, lim * MiB, args.anon_mib * MiB, args.race_seconds)
+        )
+    return _spared(
+        host,
+        mode,
+        lambda: run_workloads(host, offload, args.blocks, lim * MiB, args.anon_mib * MiB, args.race_seconds),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,6 +191,11 @@ def main(argv: list[str] | None = None) -> int:
         help="run the stock baseline too (the host kernel's reclaim under a memory cgroup's limit; "
         "docs/swap-design.md section 4)",
     )
+    ap.add_argument("--false-reads-mib", type=int, default=4, help="memory the false-reads workload fills (MiB)")
+    ap.add_argument(
+        "--false-reads-limit-mib", type=int, default=2, help="resident limit in the false-reads workload (MiB)"
+    )
+    ap.add_argument("--only-false-reads", action="store_true", help="run the false-reads workload only (issue 14)")
     args = ap.parse_args(argv)
     if args.blocks < 64 or args.anon_mib < 1 or any(m < 1 or m > 120 for m in args.limits_mib):
         ap.error("--blocks >= 64, --anon-mib >= 1, limits 1..120 MiB")
@@ -144,10 +205,22 @@ def main(argv: list[str] | None = None) -> int:
     print("[experiments-vswapper] booting the host (L1) ...", flush=True)
     host = boot_default_host(args.out / "host", "kmem")
     runs: list[WorkloadResult] = []
+    false_reads: list[FalseReadsResult] = []
     try:
         print(f"[experiments-vswapper] writing the {args.blocks}-block disk image ...", flush=True)
         make_disk(host, args.blocks)
-        for lim in args.limits_mib:
+        for prevent in (False, True):
+            print(f"[experiments-vswapper] false reads, prevent={prevent} ...", flush=True)
+            fr = run_false_reads_mode(host, prevent, args)
+            print(
+                f"vswapper false_reads mode={fr.mode} fill_mib={args.false_reads_mib} "
+                f"limit_mib={args.false_reads_limit_mib} false_reads={fr.false_reads} "
+                + " ".join(f"{k}={v}" for k, v in fr.counters.items())
+                + f" fill_s={fr.seconds:.1f} fill_guest_ms={fr.fill_ms:.0f} wrong_bytes={fr.wrong_bytes}",
+                flush=True,
+            )
+            false_reads.append(fr)
+        for lim in [] if args.only_false_reads else args.limits_mib:
             for mode, offload in modes:
                 print(f"[experiments-vswapper] limit {lim} MiB, {mode} ...", flush=True)
                 r = run_mode(host, mode, offload, args, lim)
@@ -163,9 +236,27 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         host.shutdown()
     (args.out / "results.json").write_text(
-        json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "runs": [asdict(r) for r in runs]}, indent=1)
+        json.dumps(
+            {
+                "args": {k: str(v) for k, v in vars(args).items()},
+                "runs": [asdict(r) for r in runs],
+                "false_reads": [asdict(r) for r in false_reads],
+            },
+            indent=1,
+        )
         + "\n"
     )
+    plot_false_reads(false_reads, args.out / "false_reads.png")
+    fr_base = sum(r.false_reads for r in false_reads if not r.prevent)
+    fr_dev = sum(r.false_reads for r in false_reads if r.prevent)
+    fr_wrong = sum(r.wrong_bytes for r in false_reads)
+    # a page is still read when the guest begins it while all of the device's 8 slots hold full
+    # pages waiting for their merge (or more are evicted than prevent-max flags): a handful
+    fr_ok = fr_base > 0 and fr_dev * 20 <= fr_base and fr_wrong == 0 and not any(r.failures for r in false_reads)
+    if args.only_false_reads:
+        print(f"results: {args.out / 'results.json'}, plot: {args.out / 'false_reads.png'}")
+        print(f"false_reads_base={fr_base} false_reads_dev={fr_dev} wrong_bytes={fr_wrong}")
+        return 0 if fr_ok else 1
     plot(runs, args.out / "vswapper.png")
     base = [r for r in runs if r.mode == "baseline"]
     dev = [r for r in runs if r.mode == "device"]
@@ -179,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
 
     run_len_ratio = run_len(check2(dev)) / max(run_len(check2(base)), 1e-9)
     wrong = sum(r.wrong_pages for r in runs)
-    print(f"results: {args.out / 'results.json'}, plot: {args.out / 'vswapper.png'}")
+    print(f"results: {args.out / 'results.json'}, plots: {args.out / 'vswapper.png'}, false_reads.png")
+    print(f"false_reads_base={fr_base} false_reads_dev={fr_dev} wrong_bytes={fr_wrong}")
     if stock:
         print(
             f"stock: swap_writes={total(stock, 'swap-writes')} swap_ins={total(stock, 'swap-ins')} "
@@ -194,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     dev_fixed = all(total(dev, k) == 0 for k in ("silent-writes", "stale-reads", "double-paging"))
     base_shows = all(total(base, k) > 0 for k in ("silent-writes", "stale-reads", "double-paging"))
-    return 0 if wrong == 0 and dev_fixed and base_shows and run_len_ratio > 1 else 1
+    return 0 if wrong == 0 and dev_fixed and base_shows and run_len_ratio > 1 and fr_ok else 1
 
 
 if __name__ == "__main__":

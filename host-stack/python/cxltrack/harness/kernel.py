@@ -155,5 +155,6 @@ def resolve_modules(modules: Path, wanted: list[str]) -> dict[str, bytes]:
         rel = rel.removesuffix(".xz")
         out[rel] = elf
         for dep in modinfo(elf).get("depends", []):
-            todo += [d for d in dep.split(",") if d]
+            # `depends=` spells names as the files do (dm_writecache depends on "dm-mod").
+            todo += [d.replace("-", "_") for d in dep.split(",") if d]
     return out

@@ -35,6 +35,7 @@ import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,7 +46,7 @@ from .lockup import LockupWatch, in_own_module
 from .pins import cache_dir
 from .qmp import Qmp, QmpError
 from .topology import Topology
-from .vm import Vm, VmConfig
+from .vm import TCG_CPU, Vm, VmConfig
 
 MiB = 1 << 20
 # The VM's kernel adds hotplugged memory in memory blocks (128 MiB on x86-64 below 64 GiB):
@@ -64,7 +65,27 @@ L2_BOOT_MODULES = ("virtio_blk",)
 # On demand in L2: a swap tier's virtio-pmem device (SwapTier; their dependencies libnvdimm,
 # nd_virtio, nd_btt come with them). Not at boot: a VM without a tier need not pay for them.
 # zram: the guest's compressed swap, the third swap backend of `make experiments-memflex`.
-L2_EXTRA_MODULES = ("virtio_pmem", "nd_pmem", "zram")
+# dm_writecache (with dm_mod): the tier in front of the disk (SwapTier overflow "lru").
+L2_EXTRA_MODULES = ("virtio_pmem", "nd_pmem", "zram", "dm_writecache")
+# The dm-writecache device of a SwapTier with overflow "lru", and its status counters in order
+# (the kernel's Documentation/admin-guide/device-mapper/writecache.rst, "Status").
+TIER_DM = "cxlt-tier"
+DM_STATUS_FIELDS = (
+    "error",
+    "blocks",
+    "free",
+    "writeback",
+    "reads",
+    "read_hits",
+    "writes",
+    "write_hits_uncommitted",
+    "write_hits_committed",
+    "writes_around",
+    "writes_allocated",
+    "writes_blocked",
+    "flushes",
+    "discards",
+)
 # zram: the stock baseline's swap device (vswapper.swap_on)
 HOST_EXTRA_MODULES = (*EXTRA_MODULES, "kvm_amd", "virtio_balloon", "zram")
 HOST_DIR = GUEST_IMAGE_DIR / "host"
@@ -235,18 +256,28 @@ class MemoryManager:
     (kmem) within `resident_limit` bytes (0: no limit; `qom-set` on /objects/swap0 changes it at
     run time), evicting the pages the tracker saw accessed least recently. `offload`: pages that
     still equal their disk block are dropped with no swap write and read back from the image;
-    off, the manager is the baseline that writes every page that is not zero to swap."""
+    off, the manager is the baseline that writes every page that is not zero to swap.
+    `prevent`: VSwapper's False Reads Preventer (issue 14, KVM's KVM_SET_PREVENT_READS): an
+    evicted page is flagged, the guest's stores to it go into a device slot, a page written
+    whole comes back with no read; at most `prevent_max` pages flagged at once;
+    `prevent_timeout`: the device's SLOT_TIMEOUT in ticks (0: left as it is)."""
 
     resident_limit: int = 0
     offload: bool = True
     readahead: int = 8
     period_ms: int = 100
+    prevent: bool = False
+    prevent_max: int = 256
+    prevent_timeout: int = 0
 
     def object_args(self, name: str, disk: str) -> str:
-        return (
+        args = (
             f",image={disk},swap-file=/run/cxlt/swap-{name},offload={'on' if self.offload else 'off'}"
             f",resident-limit={self.resident_limit},readahead={self.readahead},period-ms={self.period_ms}"
         )
+        if self.prevent:
+            args += f",prevent=on,prevent-max={self.prevent_max},prevent-timeout={self.prevent_timeout}"
+        return args
 
 
 @dataclass(frozen=True)
@@ -269,7 +300,16 @@ class SwapTier:
 
     A running VM's tier grows by whole runs (NestedVm.grow_tier): each a further virtio-pmem
     device, hot-plugged into one of `grow_ports` empty PCIe root ports (the q35 root bus takes
-    no hot-plug), swapped to at the tier's priority."""
+    no hot-plug), swapped to at the tier's priority.
+
+    `overflow`: how the tier and the disk share the swap traffic. "priority": two swap areas,
+    the tier above the disk, so once the tier is full the newest pages go to the disk.
+    "lru" (MemFlex's rule, the oldest pages to disk): one swap area, a dm-writecache device
+    (`cxlt-dmwc`) with the disk as its origin and /dev/pmem0 as its cache: every swap-out is a
+    copy into the tier, and when the tier is fuller than `lru_watermarks[0]` percent the
+    least recently written blocks are written back to the disk until it is down to
+    `lru_watermarks[1]` percent (NestedVm.tier_dm is the guest's device). Its size is the
+    disk's: `disk_swap` must be given. It does not grow."""
 
     chunks: int
     priority: int = 10
@@ -278,8 +318,17 @@ class SwapTier:
     swapon: bool = True
     check_fresh: bool = False
     grow_ports: int = 0  # empty PCIe root ports, each for one run added while the VM runs
+    overflow: str = "priority"  # or "lru"
+    lru_watermarks: tuple[int, int] = (50, 25)
 
     def __post_init__(self) -> None:
+        if self.overflow not in ("priority", "lru"):
+            raise ValueError(f"overflow {self.overflow!r}: 'priority' or 'lru'")
+        if self.overflow == "lru" and (not self.disk_swap or self.grow_ports):
+            raise ValueError("overflow 'lru' needs a disk swap area and does not grow")
+        high, low = self.lru_watermarks
+        if not 0 <= low <= high <= 100:
+            raise ValueError(f"watermarks {self.lru_watermarks}: 0 <= low <= high <= 100")
         if not 0 <= self.grow_ports <= 4:
             raise ValueError(f"{self.grow_ports} ports to grow the tier by: 0..4")
         if not 1 <= self.chunks <= 64:
@@ -492,6 +541,7 @@ class NestedVm:
         self.tier_released: dict[str, str] | None = None  # the pool's answer to their release
         self.tier_fresh_nonzero: int | None = None  # SwapTier.check_fresh: non-zero pages seen
         self.tier_shortfall = 0  # chunks of SwapTier.chunks the pool had no room for
+        self.tier_dm: str | None = None  # SwapTier overflow "lru": the guest's dm-writecache device
         self.tier_grown: list[TierRun] = []  # runs added while the VM ran (grow_tier)
 
     # -- command line ------------------------------------------------------------
@@ -516,6 +566,9 @@ class NestedVm:
         # exited with status 0 and no trace. Now -d cpu_reset logs the CPU state at the reset,
         # start() reports a reboot before ready, and a reboot after ready fails the test.
         args = ["-accel", s.accel, "-cpu", cpu, "-M", "q35"]
+        # Named threads ("CPU 0/KVM", the memory manager's): the diagnostics of a stuck VM
+        # list them.
+        args += ["-name", f"{s.name},debug-threads=on"]
         args += ["-smp", str(s.smp)]
         tier = self._tier_size()
         if s.device is None and not tier:
@@ -654,17 +707,52 @@ class NestedVm:
         t = self.spec.swap_tier
         if t is None or not t.swapon:
             return
+        lru = t.overflow == "lru" and self.tier is not None
         if self.tier is not None:
-            self._tier_swap_on(t)
+            self._tier_swap_on(t, swapon=not lru)
         if t.disk_swap:
-            self.run(
+            find = (
                 'd=; for b in /sys/block/vd*; do [ "$(cat $b/serial 2>/dev/null)" = cxlt-swap ] && '
                 'd=/dev/${b##*/}; done; [ -n "$d" ] || { echo no cxlt-swap disk >&2; exit 1; }; '
-                f"mkswap $d >/dev/null && cxlt-swapon -p {t.disk_priority} $d && echo $d",
-                timeout=120,
             )
+            if lru:
+                high, low = t.lru_watermarks
+                # "s": dm-writecache over the block device (virtio-pmem gives no synchronous DAX,
+                # which its "p" mode needs). It commits its metadata with flush requests, which
+                # virtio-pmem sends to the VM's QEMU, whose fsync of /dev/dax0.0 (a character
+                # device) fails: EIO. The tier is volatile swap memory whose stores reach the
+                # device as they are made, so the guest is told it has no write cache to flush.
+                out = self.run(
+                    "echo 'write through' > /sys/block/pmem0/queue/write_cache && "
+                    f"modprobe dm_writecache && {find}w=$(cxlt-dmwc create {TIER_DM} s $d /dev/pmem0 {high} {low}) && "
+                    f"mkswap $w >/dev/null && {{ cxlt-swapon -p {t.priority} $w || "
+                    "{ dmesg | tail -5 >&2; exit 1; }; } && echo $w",
+                    timeout=120,
+                ).out.split()
+                self.tier_dm = out[-1]
+            else:
+                self.run(f"{find}mkswap $d >/dev/null && cxlt-swapon -p {t.disk_priority} $d && echo $d", timeout=120)
 
-    def _tier_swap_on(self, t: SwapTier) -> None:
+    def tier_dm_status(self) -> dict[str, int]:
+        """The dm-writecache target's counters (overflow "lru"; Documentation/admin-guide/
+        device-mapper/writecache.rst): blocks, free, writeback (under write-back now), reads,
+        read_hits, writes, ... as named in DM_STATUS_FIELDS."""
+        words = self.run(f"cxlt-dmwc status {TIER_DM}").out.split()
+        if not words or words[0] != "writecache" or len(words) < 1 + len(DM_STATUS_FIELDS):
+            raise GuestError(f"L2 VM {self.spec.name}: cxlt-dmwc status: {' '.join(words)!r}")
+        return dict(zip(DM_STATUS_FIELDS, (int(w) for w in words[1:]), strict=False))
+
+    def tier_dm_remove(self) -> None:
+        """Remove the dm-writecache device (after its swapoff): the tier's /dev/pmem0 is then
+        unused and the chunks can go back (release_tier)."""
+        if self.tier_dm is None:
+            return
+        if self.tier_dm in self.swaps():
+            raise PoolError(f"L2 VM {self.spec.name} still swaps to {self.tier_dm}")
+        self.run(f"cxlt-dmwc remove {TIER_DM}")
+        self.tier_dm = None
+
+    def _tier_swap_on(self, t: SwapTier, swapon: bool = True) -> None:
         self.run(
             "modprobe virtio_pmem && modprobe nd_pmem && i=0; while [ ! -b /dev/pmem0 ]; do "
             "i=$((i + 1)); [ $i -gt 100 ] && { echo no /dev/pmem0 >&2; exit 1; }; sleep 0.1; done",
@@ -676,7 +764,8 @@ class NestedVm:
             if not m or self.tier is None or int(m.group(1)) != self.tier.size // 4096:
                 raise GuestError(f"L2 VM {self.spec.name}: cxlt-daxcount of /dev/pmem0: {out!r}")
             self.tier_fresh_nonzero = int(m.group(2))
-        self.run(f"mkswap /dev/pmem0 >/dev/null && cxlt-swapon -p {t.priority} /dev/pmem0", timeout=120)
+        if swapon:
+            self.run(f"mkswap /dev/pmem0 >/dev/null && cxlt-swapon -p {t.priority} /dev/pmem0", timeout=120)
 
     def swaps(self) -> dict[str, tuple[int, int, int]]:
         """The guest's /proc/swaps: device -> (size KiB, used KiB, priority)."""
@@ -699,6 +788,7 @@ class NestedVm:
         pmem = [d for d in self.swaps() if d.startswith("/dev/pmem")]
         if pmem:
             raise PoolError(f"L2 VM {self.spec.name} still swaps to {' '.join(pmem)}")
+        self.tier_dm_remove()
         if self.qmp is None:
             raise PoolError(f"L2 VM {self.spec.name}: no QMP monitor to revoke the tier with")
         for n in range(len(self.tier_grown) + 1):  # tier0 and every run grown since
@@ -709,10 +799,9 @@ class NestedVm:
                 raise PoolError(f"L2 VM {self.spec.name}: tier{n}'s revocation failed, chunks kept: {exc}") from exc
             if revoked is not True:
                 raise PoolError(f"L2 VM {self.spec.name}: tier{n} is not revoked (x-revoked={revoked!r}), chunks kept")
-        self.tier = None
-        self.tier_grown = []
-        self.tier_released = pool.release(self.spec.name)
-        return self.tier_released
+        answer = self._hand_back(pool)
+        assert answer is not None
+        return answer
 
     def grow_tier(self, chunks: int) -> str:
         """Grow the running VM's tier by a run of `chunks` chunks from the pool (same owner): a
@@ -721,6 +810,8 @@ class NestedVm:
         t, pool = self.spec.swap_tier, self.host.pool
         if t is None or self.tier is None or pool is None or pool.dead or self.qmp is None:
             raise PoolError(f"L2 VM {self.spec.name} has no running tier to grow")
+        if self.tier_dm is not None:
+            raise PoolError(f"L2 VM {self.spec.name}: a dm-writecache tier does not grow")
         n = len(self.tier_grown) + 1
         if n > t.grow_ports:
             raise PoolError(f"L2 VM {self.spec.name}: no free port to grow its tier ({t.grow_ports} given)")
@@ -757,11 +848,16 @@ class NestedVm:
         """Release the tier's chunks (after the VM's QEMU exited); `tier_released` keeps the
         pool's answer. Nothing to do when the pool is gone (its chunks went with it)."""
         pool = self.host.pool
-        if self.tier is None or pool is None or pool.dead or not self.host.vm.alive():
-            self.tier, self.tier_grown = None, []
-            return
+        held = self.tier is not None and pool is not None and not pool.dead and self.host.vm.alive()
+        self._hand_back(pool if held else None)
+
+    def _hand_back(self, pool: Pool | None) -> dict[str, str] | None:
+        """Forget the VM's runs (the first and every one grown since) and, with `pool`, release
+        them there; the pool's answer, also in `tier_released`."""
         self.tier, self.tier_grown = None, []
-        self.tier_released = pool.release(self.spec.name)
+        if pool is not None:
+            self.tier_released = pool.release(self.spec.name)
+        return self.tier_released
 
     # -- life cycle --------------------------------------------------------------
     def start(self) -> NestedVm:
@@ -829,6 +925,15 @@ class NestedVm:
         try:
             res = self.agent.run(cmd, t, stdin)
         except GuestError as exc:
+            # A guest reset mid-command shows here only as a lost answer (its agent greets
+            # again, or says nothing): say it was a reset, so that the callers that run such a
+            # case again (migration's repeat, the suite's GuestWedged rerun) see a VmReset.
+            try:
+                report = self._reset_report()
+            except (GuestError, OSError):  # the host is going: the error says why, not this check
+                report = None
+            if report is not None:
+                raise VmReset(f"{self._reset_what(report)}: {exc}\n{self.diagnostics()}", report) from exc
             raise GuestError(f"{exc}\n{self.diagnostics()}") from exc
         with open(self.workdir / "commands.log", "a") as f:
             f.write(f"$ {cmd}\n{res.describe()}\n\n")
@@ -960,6 +1065,18 @@ class NestedVm:
         con = console.splitlines()[-lines:]
         log = self.host.run(f"cxlt-vm log {self.spec.name}", check=False).out.splitlines()[-lines:]
         debug = self.host.run(f"cxlt-vm debug {self.spec.name}", check=False).out
+        # Where a VM that stopped answering waits: its QEMU's threads in the host's kernel
+        # (a vCPU inside KVM_RUN, a userfaultfd fault, a memory manager's ioctl) and what the
+        # host's kernel said last (hung tasks, KVM warnings).
+        threads = self.host.run(f"cxlt-vm threads {self.spec.name}", check=False).out.splitlines()
+        # A vCPU thread that runs (R) but never lets the guest answer: what it does in KVM.
+        kvm = self.host.run(f"cxlt-vm kvmtrace {self.spec.name}", check=False, timeout=60).out.splitlines()
+        # ... and its free memory per node (the device node holds the VMs' device memory: a node
+        # that ran out fails their allocations).
+        dmesg = self.host.run(
+            "dmesg | tail -n 30; grep -h -E 'MemFree|MemUsed' /sys/devices/system/node/node*/meminfo", check=False
+        ).out
+        manager = self._manager_counters()
         # First, because a CI excerpt shows the head of a failure: the kernel's own report.
         report = first_report(console)
         return (
@@ -971,7 +1088,33 @@ class NestedVm:
             + "\n".join(debug.splitlines()[-lines // 2 :])
             + f"\n--- L2 {self.spec.name} console (tail) ---\n"
             + "\n".join(con)
+            + f"\n--- L2 {self.spec.name} QEMU threads in the host ---\n"
+            + "\n".join(threads[: lines * 4])
+            + f"\n--- L2 {self.spec.name} in the host's KVM ---\n"
+            + "\n".join(kvm[: lines * 3])
+            + (f"\n--- L2 {self.spec.name} memory manager (swap0) ---\n" + manager if manager else "")
+            + "\n--- host dmesg (tail) ---\n"
+            + dmesg
         )
+
+    def manager_counters(self, names: Iterable[str] | None = None) -> dict[str, int]:
+        """The memory manager's (/objects/swap0) integer properties `names` over QMP (QEMU
+        answers while its guest does not); None: every integer property it has."""
+        if self.qmp is None or self.spec.memory_manager is None:
+            raise GuestError(f"L2 VM {self.spec.name} has no memory manager")
+        if names is None:
+            props = self.qmp.command("qom-list", path="/objects/swap0")
+            names = [p["name"] for p in props if str(p.get("type", "")).startswith(("uint", "int"))]
+        return {n: int(self.qmp.command("qom-get", path="/objects/swap0", property=n)) for n in names}
+
+    def _manager_counters(self) -> str:
+        """manager_counters() for the diagnostics: a line, or '' without a manager."""
+        if self.qmp is None or self.spec.memory_manager is None:
+            return ""
+        try:
+            return " ".join(f"{n}={v}" for n, v in self.manager_counters().items())
+        except Exception as exc:  # a diagnostic must not hide the failure it explains
+            return f"(not read: {exc})"
 
     def save_logs(self) -> None:
         """Copy the VM's console, QEMU log and the end of its -d log from the host into its workdir."""
@@ -995,7 +1138,11 @@ class NestedVm:
         with nothing on its console (a triple fault, see VmReset). For a failure whose own
         error says only that the agent went away (a reset in the middle of a command)."""
         report = self._reset_report()
-        return f"L2 VM {self.spec.name} was reset while in use{SILENT}" if report == [] else None
+        return self._reset_what(report) if report == [] else None
+
+    def _reset_what(self, report: list[str]) -> str:
+        """What a reset after ready was, given its console's first kernel report (empty: silent)."""
+        return f"L2 VM {self.spec.name} was reset while in use{'' if report else SILENT}"
 
     def shutdown(self) -> None:
         if self.stopped:
@@ -1004,8 +1151,7 @@ class NestedVm:
         report = self._reset_report()
         if report is not None:
             self.save_logs()
-            why = "" if report else SILENT
-            rebooted = f"L2 VM {self.spec.name} was reset while in use{why}\n{self.diagnostics()}"
+            rebooted = f"{self._reset_what(report)}\n{self.diagnostics()}"
         if self.qmp is not None:
             with contextlib.suppress(OSError, QmpError, ValueError):
                 self.qmp.sock.settimeout(5)
@@ -1101,9 +1247,8 @@ class Host:
             topology=topo,
             workdir=workdir,
             append=append,
-            # svm + npt for the host's KVM; hypervisor=off as for every CXL guest
-            # (the region's commit needs the CPU cache flush of bare metal).
-            cpu="max,hypervisor=off",
+            # svm + npt for the host's KVM (in "max"); otherwise as every TCG guest.
+            cpu=TCG_CPU,
             relays=relay_names(),
             boot_timeout=300,
             command_timeout=120,

@@ -133,6 +133,26 @@ class Verified:
         return cls(m is not None, int(bad.group(1)) if bad else 0, float(m.group(1)) if m else None, text)
 
 
+def fill_pages_in(vm: NestedVm, seed: int, dev: str) -> list[int]:
+    """The pages of the guest's `cxl-memtest node` fill with `seed` that block device `dev`
+    holds, in the order they lie there (cxlt-pagefind in the guest; the disk read with
+    O_DIRECT, as it is under a dm-writecache device)."""
+    lines = vm.run(f"cxlt-pagefind {seed} {dev}", timeout=300).out.splitlines()
+    m = re.fullmatch(r"pages=(\d+) found=(\d+)", lines[0].strip()) if lines else None
+    pages = [int(w) for w in (lines[1].split() if len(lines) > 1 else [])]
+    if m is None or int(m.group(2)) != len(pages):
+        raise GuestError(f"cxlt-pagefind {seed} {dev}: {lines[:1]}")
+    return pages
+
+
+def swap_disk(vm: NestedVm) -> str:
+    """The guest's device of its disk swap area (the virtio-blk disk with serial cxlt-swap),
+    whether it is a swap area itself or a dm-writecache device's origin."""
+    return vm.run(
+        'for b in /sys/block/vd*; do [ "$(cat $b/serial 2>/dev/null)" = cxlt-swap ] && echo /dev/${b##*/}; done'
+    ).out.strip()
+
+
 def disk_area(vm: NestedVm) -> str:
     """The VM's disk swap area (the virtio-blk disk, /dev/vd*) in /proc/swaps."""
     disk = [d for d in vm.swaps() if d.startswith("/dev/vd")]

@@ -40,6 +40,17 @@ COUNTERS = (
     "mm-errors",
     "periods",
     "associated-pages",
+    # the False Reads Preventer (MemoryManager.prevent, issue 14)
+    "prevent-flagged",
+    "prevent-unflagged",
+    "prevent-full",
+    "false-reads-avoided",
+    "prevent-fetches",
+    "prevent-exits",
+    "prevent-timeouts",
+    "prevent-nonseq",
+    "prevent-lost",
+    "prevent-early-wakes",
 )
 
 
@@ -77,8 +88,7 @@ def run_len(c: dict[str, int]) -> float:
 
 
 def counters(vm: NestedVm) -> dict[str, int]:
-    assert vm.qmp is not None
-    return {c: int(vm.qmp.command("qom-get", path="/objects/swap0", property=c)) for c in COUNTERS}
+    return vm.manager_counters(COUNTERS)
 
 
 def make_disk(host: Host, blocks: int) -> None:
@@ -141,28 +151,40 @@ def run_workloads(
 
 
 STAGES = "/tmp/cxlt-stages"
+# The longest a staged() poll waits for the guest to answer (see staged()).
+POLL_TIMEOUT_S = 600.0
 
 
 def staged(
     vm: NestedVm, cmd: str, stages: tuple[str, ...], at: Callable[[str], None], timeout: float = 900
 ) -> CommandResult:
     """Run `cmd` (a guest tool that honours CXLT_STAGE_DIR) in the background of `vm`, calling
-    `at(stage)` when it reached each of `stages` and letting it go on after; its result."""
+    `at(stage)` when it reached each of `stages` and letting it go on after; its result.
+
+    The polls share the run's deadline, at most POLL_TIMEOUT_S each, not a short command's
+    timeout: while the tool runs, the guest may answer slowly (a Preventer fill makes a VM exit
+    per emulated store, and on a loaded machine TCG starves the host's vCPUs), and how fast it
+    answers is not what the workloads measure. A guest that does not answer at all still fails
+    within POLL_TIMEOUT_S, with the VM's diagnostics."""
     vm.run(f"rm -rf {STAGES} && mkdir {STAGES}")
     vm.run(f"(CXLT_STAGE_DIR={STAGES} {cmd} > {STAGES}/out 2>&1; echo $? > {STAGES}/rc) >/dev/null 2>&1 &")
     t0 = time.monotonic()
     deadline = t0 + timeout
+
+    def poll(command: str, check: bool = True) -> CommandResult:
+        return vm.run(command, timeout=max(min(deadline - time.monotonic(), POLL_TIMEOUT_S), 30), check=check)
+
     for stage in (*stages, None):
         want = f"{STAGES}/at-{stage}" if stage else f"{STAGES}/rc"
-        while vm.run(f"test -e {want}", check=False).status != 0:
+        while poll(f"test -e {want}", check=False).status != 0:
             if time.monotonic() > deadline:
                 raise GuestError(f"{cmd}: no {want} in {timeout} s")
             time.sleep(0.25)  # the tool waits for the go: the poll only delays
         if stage:
             at(stage)
-            vm.run(f"touch {STAGES}/go-{stage}")
-    status = int(vm.run(f"cat {STAGES}/rc").out.strip())
-    return CommandResult(cmd, status, vm.run(f"cat {STAGES}/out").stdout, b"", False, time.monotonic() - t0)
+            poll(f"touch {STAGES}/go-{stage}")
+    status = int(poll(f"cat {STAGES}/rc").out.strip())
+    return CommandResult(cmd, status, poll(f"cat {STAGES}/out").stdout, b"", False, time.monotonic() - t0)
 
 
 def run_in(
@@ -282,4 +304,94 @@ def run_stock(
         # before swapoff, which would otherwise swap them in under it and invoke the OOM killer
         host.run(f"rm -f {STOCK_SHM}; echo max > {STOCK_CGROUP}/memory.max", check=False)
         swap_off(host)
+    return r
+
+
+@dataclass
+class FalseReadsResult:
+    """VSwapper's false reads (issue 14): a process allocates and fills memory in a VM whose
+    memory the host evicted; every page it gets is zeroed by the guest kernel and then written
+    whole, so every read of image or swap the host makes meanwhile fetches bytes that are
+    overwritten at once."""
+
+    prevent: bool
+    fill: int
+    limit: int
+    counters: dict[str, int] = field(default_factory=dict)  # what they grew by during the fill
+    fill_ms: float = 0.0  # the writing, timed in the guest
+    seconds: float = 0.0  # the fill command, timed by the host
+    wrong_bytes: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def mode(self) -> str:
+        return "prevent" if self.prevent else "baseline"
+
+    @property
+    def false_reads(self) -> int:
+        """Pages read from image or swap while the fill wrote (fault-ins with their read-ahead,
+        and the Preventer's fetches of pages it had to read before unflagging them): each was
+        overwritten whole by the guest right after."""
+        return self.counters["host-read-pages"]
+
+
+def false_reads_spec(name: str, prevent: bool, limit: int, prevent_max: int = 900) -> VmSpec:
+    return VmSpec(
+        name,
+        device=DeviceMemory("kmem", NODE),
+        disk=DISK,
+        swap_mapper_disk=DISK_ID,
+        memory_manager=MemoryManager(resident_limit=limit, period_ms=50, prevent=prevent, prevent_max=prevent_max),
+    )
+
+
+def _wrong_bytes(out: str) -> int:
+    m = re.search(r"wrong bytes=(\d+)", out)
+    return int(m.group(1)) if m else 0
+
+
+def run_false_reads(host: Host, prevent: bool, fill: int, limit: int, prevent_max: int = 900) -> FalseReadsResult:
+    """A VM whose device node the host keeps within `limit` bytes: a process fills `fill` bytes
+    of it and exits (its pages, freed in the guest, are evicted by the host to swap), then
+    another does the same (cxlt-prevent fill), timed, with the counters read around it. With
+    `prevent`, the manager flags what it evicts (at most `prevent_max` pages at once)."""
+    r = FalseReadsResult(prevent, fill, limit)
+    host.run(f"cp {DISK}.orig {DISK}")
+    vm = host.start_vm(false_reads_spec("vm-prevent" if prevent else "vm-noprevent", prevent, limit, prevent_max))
+    try:
+        first = vm.run(f"cxlt-prevent fill 1 {fill}", timeout=1800, check=False)
+        if first.status != 0:
+            r.failures.append(first.describe())
+            r.wrong_bytes += _wrong_bytes(first.out)
+        # the freed pages age and go: wait until the manager is within its limit again
+        deadline = time.monotonic() + 300
+        c = counters(vm)
+        while time.monotonic() < deadline:
+            c = counters(vm)
+            if c["resident-pages"] <= limit // 4096 + 16:
+                break
+            time.sleep(0.5)
+        time.sleep(1.0)
+        marks: dict[str, dict[str, int]] = {}
+        times: dict[str, float] = {}
+
+        def mark(stage: str) -> None:
+            if stage == "filled":
+                # flagged pages the fill wrote whole: the manager unflags them shortly after
+                time.sleep(1.0)
+            times[stage] = time.monotonic()
+            marks[stage] = counters(vm)
+
+        # only the writing is counted: its check reads pages the host evicted meanwhile
+        res = staged(vm, f"cxlt-prevent fill 1 {fill}", ("fill", "filled"), mark, timeout=1800)
+        r.seconds = times["filled"] - times["fill"] - 1.0
+        r.counters = delta(marks["fill"], marks["filled"])
+        if res.status != 0:
+            r.failures.append(res.describe())
+            r.wrong_bytes += _wrong_bytes(res.out) or 1
+        m = re.search(r"ok fill pages=\d+ ms=(\d+)", res.out)
+        r.fill_ms = float(m.group(1)) if m else 0.0
+    finally:
+        vm.shutdown()
+        host.release(vm)
     return r

@@ -48,9 +48,21 @@
  * the useful run length of the manager's reads (the copies for disk
  * writes are not counted there).
  *
+ * With prevent (VSwapper's False Reads Preventer, KVM's
+ * KVM_SET_PREVENT_READS): an evicted page is flagged in KVM first, so that
+ * the guest's stores to it go into a write-buffer slot of the device
+ * instead of faulting the old contents in. A page the guest wrote whole
+ * (SLOT_FULL) is unflagged with no read: KVM merges the slot into a fresh
+ * page. A page the guest reads, writes here and there (NONSEQ) or leaves
+ * half written (SLOT_TIMEOUT) is read back first, then unflagged (the slot's
+ * bytes win). See "The False Reads Preventer" below.
+ *
  * Locking: everything under the mapper's lock. Nothing done under it
  * touches a page that is not resident (that would fault into the thread
- * that needs the lock).
+ * that needs the lock), and no KVM ioctl of the Preventer is made under it:
+ * flagging and unflagging wait for every vCPU to leave KVM's SRCU read side,
+ * and a vCPU may be inside it waiting for the fault thread, which waits for
+ * the lock.
  *
  * Copyright (c) 2026 The cxltrack authors
  *
@@ -62,6 +74,7 @@
 #include <sys/eventfd.h>
 #include <poll.h>
 #include <linux/userfaultfd.h>
+#include <linux/kvm.h>
 #include "qemu/cutils.h"
 #include "qemu/error-report.h"
 #include "qemu/madvise.h"
@@ -71,7 +84,52 @@
 #include "qapi/visitor.h"
 #include "exec/memory.h"
 #include "exec/cpu-common.h"
+#include "exec/address-spaces.h"
+#include "hw/core/cpu.h"
+#include "system/kvm.h"
 #include "cxltrack-swap-mapper-int.h"
+
+/*
+ * KVM_SET_PREVENT_READS and KVM_GET_PREVENT_READS are out of tree (the
+ * cxltrack KVM series, kvm/patches/0004); linux-headers has no copy.
+ */
+#ifndef KVM_SET_PREVENT_READS
+#define KVM_CAP_PREVENT_READS 1024
+#define KVM_SET_PREVENT_READS _IOW(KVMIO, 0xd8, struct kvm_prevent_reads)
+#define KVM_PREVENT_READS_SET (1ULL << 0)
+#define KVM_PREVENT_READS_EVENTFD (1ULL << 1)
+struct kvm_prevent_reads {
+    __u64 gpa;
+    __u64 size;
+    __u64 flags;
+    __s32 eventfd;
+    __u32 pad;
+};
+#define KVM_GET_PREVENT_READS _IOW(KVMIO, 0xd9, struct kvm_prevent_query)
+struct kvm_prevent_query {
+    __u64 gpa;
+    __u64 npages;
+    __u64 pages;
+    __u64 flags;
+};
+#define KVM_PREVENT_PAGE_NONE 0
+#define KVM_PREVENT_PAGE_EMPTY 1
+#define KVM_PREVENT_PAGE_PARTIAL 2
+#define KVM_PREVENT_PAGE_FULL 3
+#define KVM_PREVENT_EV_FULL (1U << 0)
+#define KVM_PREVENT_EV_TIMEOUT (1U << 1)
+#define KVM_PREVENT_EV_LOST (1U << 2)
+#define KVM_PREVENT_EV_NONSEQ (1U << 3)
+struct kvm_prevent_page_state {
+    __u32 state;
+    __u32 valid_bytes;
+    __s32 slot;
+    __u32 tracker;
+    __u64 dpa_page;
+    __u32 events;
+    __u32 pad;
+};
+#endif
 
 enum {
     PG_ABSENT,      /* never present: a fault gets zeroes */
@@ -83,6 +141,7 @@ enum {
 
 #define F_STALE 1   /* a disk read that covers it whole is in flight */
 #define F_SOURCE 2  /* a disk write reads it */
+#define F_MERGING 4 /* flagged, its content in place, being unflagged */
 #define NO_DPA UINT64_MAX
 #define NO_PAGE UINT32_MAX
 #define NO_BLOCK UINT64_MAX
@@ -122,6 +181,19 @@ struct CxltrackMemoryManager {
     uint32_t ra_page[RA_CACHE]; /* the evicted page a cache entry holds */
     uint8_t *ra_buf;            /* RA_CACHE pages */
     uint32_t ra_next;           /* the entry filled next (oldest first) */
+    /* the Preventer (prevent=on) */
+    uint8_t *flagged;           /* flagged in KVM */
+    uint32_t *flag_gen;         /* flaggings of the page: KVM's answers */
+    uint32_t *query_gen;        /* flag_gen when KVM was asked */
+    struct kvm_prevent_page_state *pstate; /* KVM's answers */
+    uint64_t nflagged;
+    uint64_t gpa;               /* of the memdev, or NO_DPA: not mapped */
+    int event_fd;               /* KVM signals slot events here */
+    int queue_fd;               /* pages queued to be unflagged */
+    uint32_t *queue;            /* npages: a ring of F_MERGING pages */
+    uint64_t queue_head, queue_tail;
+    QemuCond merged;            /* an unflag ended */
+    QemuThread prevent_thread;
 };
 
 static uint8_t *page_addr(CxltrackSwapMapper *s, uint64_t p)
@@ -354,6 +426,369 @@ static void fault_in(CxltrackSwapMapper *s, uint32_t p)
     }
 }
 
+/*
+ * The False Reads Preventer (prevent=on, issue 14)
+ *
+ * A flagged page is an evicted page (PG_ZERO, PG_BLOCK or PG_SWAP, absent
+ * from the memdev) that KVM handles as MMIO: the guest's stores go into a
+ * write-buffer slot of the device, loads of bytes it stored are served from
+ * there, anything else exits to QEMU. To unflag it, its content is put in
+ * place first (the old content read back, or zeroes when the slot is full:
+ * KVM's merge overwrites every byte), it becomes F_MERGING, and the prevent
+ * thread unflags it outside the lock (KVM merges the slot into the page,
+ * the slot's bytes win), then wakes whoever waits for it. KVM merges into
+ * the frame the page has then, so the page must be present and writable:
+ * it is installed without write protection and without an association
+ * (after the merge it no longer equals its block).
+ *
+ * Who reads a flagged page: a vCPU exit (KVM_EXIT_MMIO of bytes the slot
+ * does not hold, no free slot, or KVM_EXIT_MEMORY_FAULT for an instruction
+ * fetch or a guest page-table walk) reaches cxltrack_mm_guest_access()
+ * before QEMU touches the memory; a disk request reaches the hooks below;
+ * any other thread of QEMU faults on the absent page and waits for the
+ * merge (installed with UFFDIO_COPY_MODE_DONTWAKE). A vCPU that faults on
+ * it inside KVM (KVM's own reads of guest memory) is woken at once, as
+ * unflagging waits for it to leave KVM: it reads the old content.
+ */
+
+static bool vcpu_thread(uint32_t tid)
+{
+    CPUState *cpu;
+    bool found = false;
+
+    WITH_RCU_READ_LOCK_GUARD() {
+        CPU_FOREACH(cpu) {
+            if (cpu->thread_id == (int)tid) {
+                found = true;
+                break;
+            }
+        }
+    }
+    return found;
+}
+
+/* KVM_SET_PREVENT_READS for page @p: flag it, or unflag it (merge). */
+static int prevent_ioctl(CxltrackSwapMapper *s, uint32_t p, bool set)
+{
+    CxltrackMemoryManager *mm = s->mm;
+    struct kvm_prevent_reads pr = {
+        .gpa = mm->gpa + (uint64_t)p * BLOCK_SIZE,
+        .size = BLOCK_SIZE,
+        .flags = set ? KVM_PREVENT_READS_SET | KVM_PREVENT_READS_EVENTFD : 0,
+        .eventfd = set ? mm->event_fd : -1,
+    };
+
+    return kvm_vm_ioctl_arg(KVM_SET_PREVENT_READS, &pr);
+}
+
+static void prevent_queue(CxltrackSwapMapper *s, uint32_t p)
+{
+    CxltrackMemoryManager *mm = s->mm;
+    uint64_t one = 1;
+
+    mm->flags[p] |= F_MERGING;
+    mm->queue[mm->queue_tail++ % mm->npages] = p;
+    if (write(mm->queue_fd, &one, sizeof(one)) != sizeof(one)) {
+        s->mms.errors++;    /* cannot happen below 2^64 - 1 pages */
+    }
+}
+
+/*
+ * Put flagged page @p's content in place and queue it to be unflagged:
+ * with @full nothing is read (the guest wrote it whole), otherwise the old
+ * content. Threads that faulted on it sleep until the merge, unless @wake.
+ */
+static bool prevent_bring_back(CxltrackSwapMapper *s, uint32_t p, bool full,
+                               bool wake)
+{
+    CxltrackMemoryManager *mm = s->mm;
+    uint8_t *addr = page_addr(s, p);
+    uint8_t *data = mm->zero;
+    int fd = store_fd(mm, p), i = ra_find(mm, p);
+    struct uffdio_copy copy = {
+        .dst = (uintptr_t)addr,
+        .len = BLOCK_SIZE,
+        .mode = wake ? 0 : UFFDIO_COPY_MODE_DONTWAKE,
+    };
+
+    if (mm->flags[p] & F_MERGING) {
+        return true;
+    }
+    if (full) {
+        s->mms.prevent_full++;
+        s->mms.false_reads_avoided += fd >= 0;
+    } else if (i >= 0) {
+        s->mms.readahead_hits++;
+        data = mm->ra_buf + i * BLOCK_SIZE;
+    } else if (fd >= 0) {
+        if (!read_full(fd, mm->tmp, BLOCK_SIZE, mm->where[p] * BLOCK_SIZE)) {
+            warn_report_once("cxltrack memory manager: cannot read back"
+                             " flagged page %p", addr);
+            s->mms.errors++;
+            return false;
+        }
+        data = mm->tmp;
+        s->mms.host_reads++;
+        s->mms.host_read_pages++;
+        s->mms.prevent_fetches++;
+    }
+    copy.src = (uintptr_t)data;
+    if (ioctl(mm->uffd, UFFDIO_COPY, &copy) < 0 && errno != EEXIST) {
+        warn_report_once("cxltrack memory manager: cannot install flagged"
+                         " page %p: %s", addr, strerror(errno));
+        s->mms.errors++;
+        return false;
+    }
+    unrecord(mm, p);
+    mm->flags[p] = 0;
+    mm->state[p] = PG_RESIDENT;
+    mm->age[p] = 0;
+    s->mms.resident++;
+    mm->dpa[p] = addr_dpa(s, addr);
+    prevent_queue(s, p);
+    return true;
+}
+
+/*
+ * Flagged page @p for QEMU to read or write: its old content in place and
+ * the slot merged into it. Caller holds the lock (released while waiting).
+ */
+static bool prevent_resolve(CxltrackSwapMapper *s, uint32_t p)
+{
+    CxltrackMemoryManager *mm = s->mm;
+
+    if (!mm->flagged[p]) {
+        return true;
+    }
+    if (!(mm->flags[p] & F_MERGING)) {
+        if (mm->state[p] == PG_RESIDENT) {
+            prevent_queue(s, p);    /* an unflag that failed: again */
+        } else if (!prevent_bring_back(s, p, false, false)) {
+            return false;
+        }
+    }
+    while (mm->flags[p] & F_MERGING) {
+        qemu_cond_wait(&mm->merged, &s->lock);
+    }
+    return !mm->flagged[p];
+}
+
+/*
+ * Flag resident page @p before it is evicted. The page must be present and
+ * writable (KVM takes a reference on its frame), and KVM waits for every
+ * vCPU to leave its SRCU read side, so the lock is released meanwhile.
+ */
+static bool prevent_flag(CxltrackSwapMapper *s, uint32_t p)
+{
+    CxltrackMemoryManager *mm = s->mm;
+    int ret;
+
+    if (!s->prevent || mm->gpa == NO_DPA || mm->flagged[p] ||
+        mm->state[p] != PG_RESIDENT || mm->nflagged >= s->prevent_max) {
+        return false;
+    }
+    mm->nflagged++;
+    qemu_mutex_unlock(&s->lock);
+    ret = prevent_ioctl(s, p, true);
+    qemu_mutex_lock(&s->lock);
+    if (ret < 0) {
+        mm->nflagged--;
+        warn_report_once("cxltrack memory manager: cannot flag gpa 0x%"
+                         PRIx64 ": %s", mm->gpa + (uint64_t)p * BLOCK_SIZE,
+                         strerror(-ret));
+        s->mms.errors++;
+        return false;
+    }
+    mm->flagged[p] = 1;
+    mm->flag_gen[p]++;
+    s->mms.prevent_flagged++;
+    return true;
+}
+
+/*
+ * The slot events KVM signalled: what to bring back now. KVM is asked for
+ * the whole memdev in one call per KVM_PREVENT_MAX_PAGES (no lock held: it
+ * takes KVM's slots_lock), so that a burst of full slots is merged fast: a
+ * slot waiting for its merge is a slot the guest's next page cannot have.
+ */
+#define QUERY_PAGES 65536
+
+static void prevent_events(CxltrackSwapMapper *s)
+{
+    CxltrackMemoryManager *mm = s->mm;
+    struct kvm_prevent_page_state *st = mm->pstate;
+    uint64_t p, first;
+
+    qemu_mutex_lock(&s->lock);
+    memcpy(mm->query_gen, mm->flag_gen, mm->npages * sizeof(uint32_t));
+    qemu_mutex_unlock(&s->lock);
+    for (first = 0; first < mm->npages; first += QUERY_PAGES) {
+        struct kvm_prevent_query q = {
+            .gpa = mm->gpa + first * BLOCK_SIZE,
+            .npages = MIN(QUERY_PAGES, mm->npages - first),
+            .pages = (uintptr_t)&st[first],
+        };
+
+        if (kvm_vm_ioctl_arg(KVM_GET_PREVENT_READS, &q) < 0) {
+            memset(&st[first], 0, q.npages * sizeof(*st));  /* NONE */
+        }
+    }
+    qemu_mutex_lock(&s->lock);
+    for (p = 0; p < mm->npages; p++) {
+        /*
+         * Asked about before the lock: a page unflagged and flagged again
+         * since has a new slot, which the answer is not about; a NONE
+         * answer also covers a page flagged after the call.
+         */
+        if (!mm->flagged[p] || (mm->flags[p] & F_MERGING) ||
+            mm->state[p] == PG_RESIDENT ||
+            st[p].state == KVM_PREVENT_PAGE_NONE ||
+            mm->flag_gen[p] != mm->query_gen[p]) {
+            continue;
+        }
+        if (st[p].events & KVM_PREVENT_EV_LOST) {
+            /* a device reset lost the guest's stores to it (spec 11) */
+            warn_report("cxltrack memory manager: a device reset lost the"
+                        " guest's stores to gpa 0x%" PRIx64,
+                        mm->gpa + p * BLOCK_SIZE);
+        }
+        if (st[p].state == KVM_PREVENT_PAGE_FULL &&
+            !(st[p].events & KVM_PREVENT_EV_LOST)) {
+            prevent_bring_back(s, p, true, false);
+        } else if (st[p].events & (KVM_PREVENT_EV_TIMEOUT |
+                                   KVM_PREVENT_EV_NONSEQ |
+                                   KVM_PREVENT_EV_LOST)) {
+            s->mms.prevent_timeouts += !!(st[p].events &
+                                          KVM_PREVENT_EV_TIMEOUT);
+            s->mms.prevent_nonseq += !!(st[p].events & KVM_PREVENT_EV_NONSEQ);
+            s->mms.prevent_lost += !!(st[p].events & KVM_PREVENT_EV_LOST);
+            prevent_bring_back(s, p, false, false);
+        }
+    }
+    qemu_mutex_unlock(&s->lock);
+}
+
+/* Unflag the queued pages: KVM merges their slots. */
+static void prevent_unflag_queued(CxltrackSwapMapper *s)
+{
+    CxltrackMemoryManager *mm = s->mm;
+
+    qemu_mutex_lock(&s->lock);
+    while (mm->queue_head != mm->queue_tail) {
+        uint32_t p = mm->queue[mm->queue_head++ % mm->npages];
+        int ret;
+
+        qemu_mutex_unlock(&s->lock);
+        ret = prevent_ioctl(s, p, false);
+        qemu_mutex_lock(&s->lock);
+        if (ret < 0) {
+            /* still flagged: the next access that needs it tries again */
+            warn_report_once("cxltrack memory manager: cannot unflag gpa"
+                             " 0x%" PRIx64 ": %s",
+                             mm->gpa + (uint64_t)p * BLOCK_SIZE,
+                             strerror(-ret));
+            s->mms.errors++;
+        } else {
+            mm->flagged[p] = 0;
+            mm->nflagged--;
+            s->mms.prevent_unflagged++;
+        }
+        mm->flags[p] &= ~F_MERGING;
+        uffd_wakeup(mm->uffd, page_addr(s, p), BLOCK_SIZE);
+        qemu_cond_broadcast(&mm->merged);
+    }
+    qemu_mutex_unlock(&s->lock);
+}
+
+static void *prevent_thread(void *opaque)
+{
+    CxltrackSwapMapper *s = opaque;
+    CxltrackMemoryManager *mm = s->mm;
+    uint64_t n;
+
+    for (;;) {
+        struct pollfd pfd[3] = {
+            { .fd = mm->event_fd, .events = POLLIN },
+            { .fd = mm->queue_fd, .events = POLLIN },
+            { .fd = mm->stop_fd, .events = POLLIN },
+        };
+
+        if (poll(pfd, 3, -1) < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            error_report("cxltrack memory manager: poll: %s",
+                         strerror(errno));
+            break;
+        }
+        if (pfd[2].revents) {
+            break;
+        }
+        if (pfd[0].revents && read(mm->event_fd, &n, sizeof(n)) > 0) {
+            prevent_events(s);
+        }
+        if (pfd[1].revents && read(mm->queue_fd, &n, sizeof(n)) > 0) {
+            /* the queue is read below whatever woke us */
+        }
+        prevent_unflag_queued(s);
+    }
+    return NULL;
+}
+
+/*
+ * A vCPU exit for @size bytes at @gpa (KVM_EXIT_MMIO or
+ * KVM_EXIT_MEMORY_FAULT): the flagged pages there, fetched and merged
+ * before QEMU completes the access on memory or the vCPU runs again.
+ */
+static bool guest_access(void *opaque, uint64_t gpa, uint64_t size)
+{
+    CxltrackSwapMapper *s = opaque;
+    CxltrackMemoryManager *mm = s->mm;
+    uint64_t first, last, p;
+    bool ok = true;
+
+    if (!mm || mm->gpa == NO_DPA || gpa < mm->gpa || !size ||
+        gpa - mm->gpa >= s->ram_size) {
+        return false;
+    }
+    first = (gpa - mm->gpa) / BLOCK_SIZE;
+    last = MIN(gpa - mm->gpa + size - 1, s->ram_size - 1) / BLOCK_SIZE;
+    for (p = first; p <= last; p++) {
+        struct kvm_prevent_page_state st = { 0 };
+        struct kvm_prevent_query q = {
+            .gpa = mm->gpa + p * BLOCK_SIZE,
+            .npages = 1,
+            .pages = (uintptr_t)&st,
+        };
+        uint32_t gen = qatomic_read(&mm->flag_gen[p]);
+        bool full;
+
+        if (!qatomic_read(&mm->flagged[p])) {
+            continue;
+        }
+        /*
+         * A page the guest wrote whole needs no read even when the vCPU
+         * exits on it (an AVX store the emulator cannot run, code on it):
+         * asked outside the lock, like every Preventer ioctl.
+         */
+        full = kvm_vm_ioctl_arg(KVM_GET_PREVENT_READS, &q) >= 0 &&
+               st.state == KVM_PREVENT_PAGE_FULL &&
+               !(st.events & KVM_PREVENT_EV_LOST);
+        qemu_mutex_lock(&s->lock);
+        if (mm->flagged[p]) {
+            s->mms.prevent_exits++;
+            /* (unflagged and flagged again meanwhile: the answer is old) */
+            if (full && mm->flag_gen[p] == gen &&
+                !(mm->flags[p] & F_MERGING) && mm->state[p] != PG_RESIDENT) {
+                prevent_bring_back(s, p, true, false);
+            }
+            ok &= prevent_resolve(s, p);
+        }
+        qemu_mutex_unlock(&s->lock);
+    }
+    return ok;
+}
+
 static void handle_fault(CxltrackSwapMapper *s, struct uffd_msg *msg)
 {
     CxltrackMemoryManager *mm = s->mm;
@@ -373,6 +808,20 @@ static void handle_fault(CxltrackSwapMapper *s, struct uffd_msg *msg)
             uffd_change_protection(mm->uffd, (void *)addr, BLOCK_SIZE, false,
                                    false);
         } else {
+            uffd_wakeup(mm->uffd, (void *)addr, BLOCK_SIZE);
+        }
+        return;
+    }
+    if (mm->flagged[p]) {
+        /* after the merge, or at once for a vCPU inside KVM (above) */
+        bool wake = vcpu_thread(msg->arg.pagefault.feat.ptid);
+
+        if (!(mm->flags[p] & F_MERGING) && mm->state[p] != PG_RESIDENT) {
+            s->mms.prevent_early_wakes += wake;
+            if (!prevent_bring_back(s, p, false, wake)) {
+                uffd_wakeup(mm->uffd, (void *)addr, BLOCK_SIZE); /* retry */
+            }
+        } else if (wake) {
             uffd_wakeup(mm->uffd, (void *)addr, BLOCK_SIZE);
         }
         return;
@@ -543,6 +992,21 @@ static bool evict(CxltrackSwapMapper *s, uint32_t p)
     return true;
 }
 
+/*
+ * The guest-physical address of the memdev (a pc-dimm maps it in system
+ * memory), or NO_DPA while it is not mapped.
+ */
+static uint64_t memdev_gpa(CxltrackSwapMapper *s)
+{
+    MemoryRegion *mr = host_memory_backend_get_memory(s->memdev);
+    uint64_t gpa = 0;
+
+    for (; mr->container; mr = mr->container) {
+        gpa += mr->addr;
+    }
+    return mr == get_system_memory() ? gpa : NO_DPA;
+}
+
 /* Ages from the device's accessed bits; caller holds the lock. */
 static void age_pages(CxltrackSwapMapper *s)
 {
@@ -631,8 +1095,21 @@ static void *scan_thread(void *opaque)
         limit = qatomic_read(&s->resident_limit) / BLOCK_SIZE;
         need = limit && s->mms.resident > limit ? s->mms.resident - limit : 0;
         n = need ? pick_victims(s, need) : 0;
+        if (s->prevent && mm->gpa == NO_DPA) {
+            mm->gpa = memdev_gpa(s);
+        }
         for (i = 0; i < n; i++) {
-            evict(s, mm->victims[i]);
+            uint32_t p = mm->victims[i];
+            bool flagged;
+
+            if (mm->flagged[p]) {
+                continue;   /* being unflagged */
+            }
+            /* flagged first: KVM needs the page present to flag it */
+            flagged = prevent_flag(s, p);
+            if (!evict(s, p) && flagged && mm->state[p] == PG_RESIDENT) {
+                prevent_queue(s, p);    /* kept: unflag it again */
+            }
             if (i % EVICT_BATCH == EVICT_BATCH - 1) {
                 /* let the faults and the disk through */
                 qemu_mutex_unlock(&s->lock);
@@ -648,7 +1125,8 @@ bool cxltrack_mm_resident(CxltrackSwapMapper *s, uint64_t addr)
 {
     uint64_t p = (addr - (uintptr_t)s->ram) / BLOCK_SIZE;
 
-    return !s->mm || s->mm->state[p] == PG_RESIDENT;
+    return !s->mm ||
+           (s->mm->state[p] == PG_RESIDENT && !s->mm->flagged[p]);
 }
 
 static void read_begin_page(CxltrackSwapMapper *s, uint8_t *page,
@@ -657,6 +1135,15 @@ static void read_begin_page(CxltrackSwapMapper *s, uint8_t *page,
     CxltrackMemoryManager *mm = s->mm;
     uint32_t p = (page - s->ram) / BLOCK_SIZE;
 
+    if (mm->flagged[p]) {
+        /*
+         * The guest's stores in its slot are older than the disk read:
+         * merged first (with the old content: the slot may be partial),
+         * then the read overwrites the page.
+         */
+        prevent_resolve(s, p);
+        return;
+    }
     if (mm->state[p] == PG_RESIDENT || mm->state[p] == PG_ABSENT) {
         return;
     }
@@ -709,6 +1196,15 @@ static bool keep_old_block(CxltrackSwapMapper *s, uint64_t block)
     uint32_t p;
 
     while ((p = first_of_block(mm, block)) != NO_PAGE) {
+        if (mm->flagged[p]) {
+            /* the block's old content, and the guest's stores over it */
+            if (!prevent_resolve(s, p)) {
+                s->mms.errors++;
+                return false;
+            }
+            s->mms.copied_in++;
+            continue;
+        }
         if (!read_full(mm->image_fd, mm->tmp, BLOCK_SIZE,
                        block * BLOCK_SIZE) ||
             !install(s, p, mm->tmp, NO_BLOCK, false)) {
@@ -837,12 +1333,26 @@ void cxltrack_mm_write_copy_free(QEMUIOVector *copy)
     g_free(wc);
 }
 
+static bool resolve_piece(CxltrackSwapMapper *s, uint8_t *base, size_t len,
+                          uint32_t p, size_t off, void *opaque)
+{
+    return p == NO_PAGE || prevent_resolve(s, p);
+}
+
 bool cxltrack_mm_write_begin(CxltrackSwapMapper *s, uint64_t first,
                              uint64_t last, QEMUIOVector *qiov,
                              QEMUIOVector **copy)
 {
     CxltrackMemoryManager *mm = s->mm;
 
+    /*
+     * A flagged page's bytes are partly in its slot: neither the page nor
+     * its storage holds them (copy_evicted() would take the storage's).
+     * The write reads it merged.
+     */
+    if (qiov && s->prevent && !each_piece(s, qiov, resolve_piece, NULL)) {
+        return false;
+    }
     if (qiov) {
         *copy = copy_evicted(s, qiov);
         if (!*copy) {
@@ -876,6 +1386,18 @@ static void mm_free(CxltrackMemoryManager *mm)
     if (mm->stop_fd >= 0) {
         close(mm->stop_fd);
     }
+    if (mm->event_fd >= 0) {
+        close(mm->event_fd);
+    }
+    if (mm->queue_fd >= 0) {
+        close(mm->queue_fd);
+    }
+    qemu_cond_destroy(&mm->merged);
+    g_free(mm->flagged);
+    g_free(mm->flag_gen);
+    g_free(mm->query_gen);
+    g_free(mm->pstate);
+    g_free(mm->queue);
     qemu_sem_destroy(&mm->wake);
     if (mm->evicted_of_block) {
         g_hash_table_destroy(mm->evicted_of_block);
@@ -903,7 +1425,8 @@ static bool mm_open(CxltrackSwapMapper *s, CxltrackMemoryManager *mm,
     struct cxlt_info info = { 0 };
     struct cxlt_view view = { .op = CXLT_VIEW_OPEN,
                               .kind = CXLT_HARVEST_ACCESSED };
-    uint64_t features, need = UFFD_FEATURE_PAGEFAULT_FLAG_WP;
+    uint64_t features, need = UFFD_FEATURE_PAGEFAULT_FLAG_WP |
+                              (s->prevent ? UFFD_FEATURE_THREAD_ID : 0);
     uint64_t ioctls, want = BIT_ULL(_UFFDIO_COPY) | BIT_ULL(_UFFDIO_WAKE) |
                             BIT_ULL(_UFFDIO_WRITEPROTECT);
 
@@ -917,6 +1440,19 @@ static bool mm_open(CxltrackSwapMapper *s, CxltrackMemoryManager *mm,
     if (s->offload && !s->image) {
         error_setg(errp, "cxltrack-swap-mapper: offload needs image (the"
                    " disk image pages are read back from)");
+        return false;
+    }
+    if (s->prevent &&
+        (!kvm_enabled() ||
+         kvm_vm_ioctl_arg(KVM_CHECK_EXTENSION,
+                          (void *)(uintptr_t)KVM_CAP_PREVENT_READS) <= 0)) {
+        error_setg(errp, "cxltrack-swap-mapper: prevent needs KVM with"
+                   " KVM_CAP_PREVENT_READS (the cxltrack KVM series)");
+        return false;
+    }
+    if (s->prevent && !s->prevent_max) {
+        error_setg(errp, "cxltrack-swap-mapper: prevent-max must be at"
+                   " least 1");
         return false;
     }
     if (!s->readahead || s->readahead > READAHEAD_MAX) {
@@ -995,6 +1531,28 @@ static bool mm_open(CxltrackSwapMapper *s, CxltrackMemoryManager *mm,
         error_setg_errno(errp, errno, "cxltrack-swap-mapper: eventfd");
         return false;
     }
+    if (s->prevent) {
+        mm->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        mm->queue_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (mm->event_fd < 0 || mm->queue_fd < 0) {
+            error_setg_errno(errp, errno, "cxltrack-swap-mapper: eventfd");
+            return false;
+        }
+    }
+    if (s->prevent && s->prevent_timeout) {
+        /*
+         * VSwapper's 1 ms: a page the guest leaves half written is read
+         * back then (SLOT_TIMEOUT), not when it next needs it.
+         */
+        struct cxlt_ctrl ctrl = { .flags = CXLT_CTRL_TIMEOUT,
+                                  .slot_timeout = s->prevent_timeout };
+
+        if (ioctl(s->fd, CXLT_IOC_CTRL, &ctrl) < 0) {
+            error_setg_errno(errp, errno, "cxltrack-swap-mapper: %s: cannot"
+                             " set the slot timeout", s->tracker);
+            return false;
+        }
+    }
     return true;
 }
 
@@ -1006,7 +1564,10 @@ bool cxltrack_mm_start(CxltrackSwapMapper *s, Error **errp)
 
     mm->npages = s->ram_size / BLOCK_SIZE;
     mm->uffd = mm->swap_fd = mm->image_fd = mm->stop_fd = -1;
+    mm->event_fd = mm->queue_fd = -1;
+    mm->gpa = NO_DPA;
     qemu_sem_init(&mm->wake, 0);
+    qemu_cond_init(&mm->merged);
     if (!mm_open(s, mm, errp)) {
         mm_free(mm);
         return false;
@@ -1019,6 +1580,11 @@ bool cxltrack_mm_start(CxltrackSwapMapper *s, Error **errp)
     mm->next_of_block = g_new(uint32_t, mm->npages);
     mm->page_of_slot = g_new(uint32_t, mm->npages);
     mm->victims = g_new(uint32_t, mm->npages);
+    mm->flagged = g_new0(uint8_t, mm->npages);
+    mm->flag_gen = g_new0(uint32_t, mm->npages);
+    mm->query_gen = g_new0(uint32_t, mm->npages);
+    mm->pstate = g_new0(struct kvm_prevent_page_state, mm->npages);
+    mm->queue = g_new(uint32_t, mm->npages);
     mm->evicted_of_block = g_hash_table_new_full(g_int64_hash, g_int64_equal,
                                                  g_free, NULL);
     mm->buf = qemu_memalign(BLOCK_SIZE, READAHEAD_MAX * BLOCK_SIZE);
@@ -1051,6 +1617,11 @@ bool cxltrack_mm_start(CxltrackSwapMapper *s, Error **errp)
                        QEMU_THREAD_JOINABLE);
     qemu_thread_create(&mm->scan_thread, "cxlt-mm-scan", scan_thread, s,
                        QEMU_THREAD_JOINABLE);
+    if (s->prevent) {
+        qemu_thread_create(&mm->prevent_thread, "cxlt-mm-prevent",
+                           prevent_thread, s, QEMU_THREAD_JOINABLE);
+        kvm_set_guest_access_handler(guest_access, s);
+    }
     return true;
 }
 
@@ -1069,6 +1640,14 @@ void cxltrack_mm_stop(CxltrackSwapMapper *s)
                      strerror(errno));
     }
     qemu_thread_join(&mm->scan_thread);
+    if (s->prevent) {
+        /*
+         * Pages still flagged stay so: KVM drops their slots with the VM
+         * (this runs when the object goes, which is at QEMU's exit).
+         */
+        kvm_set_guest_access_handler(NULL, NULL);
+        qemu_thread_join(&mm->prevent_thread);
+    }
     qemu_thread_join(&mm->fault_thread);
     uffd_unregister_memory(mm->uffd, s->ram, s->ram_size);
     s->mm = NULL;
@@ -1134,6 +1713,22 @@ static bool get_offload(Object *obj, Error **errp)
     return CXLTRACK_SWAP_MAPPER(obj)->offload;
 }
 
+static bool get_prevent(Object *obj, Error **errp)
+{
+    return CXLTRACK_SWAP_MAPPER(obj)->prevent;
+}
+
+static void set_prevent(Object *obj, bool value, Error **errp)
+{
+    CxltrackSwapMapper *s = CXLTRACK_SWAP_MAPPER(obj);
+
+    if (s->mm) {
+        error_setg(errp, "prevent is set before the manager starts");
+        return;
+    }
+    s->prevent = value;
+}
+
 static void set_offload(Object *obj, bool value, Error **errp)
 {
     CxltrackSwapMapper *s = CXLTRACK_SWAP_MAPPER(obj);
@@ -1175,15 +1770,35 @@ void cxltrack_mm_add_properties(Object *obj)
         { "copied-in", offsetof(CxltrackMmStats, copied_in) },
         { "mm-errors", offsetof(CxltrackMmStats, errors) },
         { "periods", offsetof(CxltrackMmStats, periods) },
+        { "prevent-flagged", offsetof(CxltrackMmStats, prevent_flagged) },
+        { "prevent-unflagged",
+          offsetof(CxltrackMmStats, prevent_unflagged) },
+        { "prevent-full", offsetof(CxltrackMmStats, prevent_full) },
+        { "false-reads-avoided",
+          offsetof(CxltrackMmStats, false_reads_avoided) },
+        { "prevent-fetches", offsetof(CxltrackMmStats, prevent_fetches) },
+        { "prevent-exits", offsetof(CxltrackMmStats, prevent_exits) },
+        { "prevent-timeouts", offsetof(CxltrackMmStats, prevent_timeouts) },
+        { "prevent-nonseq", offsetof(CxltrackMmStats, prevent_nonseq) },
+        { "prevent-lost", offsetof(CxltrackMmStats, prevent_lost) },
+        { "prevent-early-wakes",
+          offsetof(CxltrackMmStats, prevent_early_wakes) },
     };
     size_t i;
 
     s->offload = true;
     s->period_ms = 100;
     s->readahead = 8;
+    /* the MMIO bus holds 1000 devices, one per flagged page */
+    s->prevent_max = 256;
     object_property_add_str(obj, "swap-file", get_swap_file, set_swap_file);
     object_property_add_str(obj, "image", get_image, set_image);
     object_property_add_bool(obj, "offload", get_offload, set_offload);
+    object_property_add_bool(obj, "prevent", get_prevent, set_prevent);
+    object_property_add_uint32_ptr(obj, "prevent-max", &s->prevent_max,
+                                   OBJ_PROP_FLAG_READWRITE);
+    object_property_add_uint32_ptr(obj, "prevent-timeout", &s->prevent_timeout,
+                                   OBJ_PROP_FLAG_READWRITE);
     object_property_add(obj, "resident-limit", "size", get_resident_limit,
                         set_resident_limit, NULL, NULL);
     object_property_add_uint32_ptr(obj, "period-ms", &s->period_ms,

@@ -43,6 +43,17 @@ typedef struct CxltrackMmStats {
     uint64_t copied_in;         /* brought back before their block changed */
     uint64_t errors;
     uint64_t periods;
+    /* the False Reads Preventer (prevent=on) */
+    uint64_t prevent_flagged;   /* evicted pages flagged in KVM */
+    uint64_t prevent_unflagged;
+    uint64_t prevent_full;      /* unflagged written whole: no read */
+    uint64_t false_reads_avoided; /* of those, pages on disk or swap */
+    uint64_t prevent_fetches;   /* read before unflagging (partial) */
+    uint64_t prevent_exits;     /* vCPU exits that needed the page */
+    uint64_t prevent_timeouts;  /* pages fetched for a SLOT_TIMEOUT, */
+    uint64_t prevent_nonseq;    /* ... for scattered stores (NONSEQ), */
+    uint64_t prevent_lost;      /* ... for a device reset (LOST) */
+    uint64_t prevent_early_wakes; /* vCPU faults woken before the merge */
 } CxltrackMmStats;
 
 struct CxltrackSwapMapper {
@@ -77,6 +88,9 @@ struct CxltrackSwapMapper {
     uint64_t resident_limit;    /* bytes; 0: no limit */
     uint32_t period_ms;
     uint32_t readahead;         /* pages read per fault-in, at most */
+    bool prevent;               /* flag evicted pages in KVM (issue 14) */
+    uint32_t prevent_max;       /* pages flagged at once, at most */
+    uint32_t prevent_timeout;   /* SLOT_TIMEOUT ticks to set; 0: keep */
     CxltrackMemoryManager *mm;
     CxltrackMmStats mms;
 };
