@@ -280,8 +280,14 @@ void cxlt_chunks_release_file(struct cxlt_dev *cd, struct cxlt_file *f)
 			continue;
 		owner = cd->chunk_bind[c].owner;
 		cxlt_chunk_bind(cd, c, NULL, 0);
-		if (!hw)
+		if (!hw) {
+			/* another file holds raw mode: release it when that ends */
+			if (!cd->dead) {
+				cd->chunk_bind[c].owner = owner;
+				cd->chunk_bind[c].orphan = true;
+			}
 			continue;
+		}
 		ret = cxlt_cmd(cd, CXLT_OP_CHUNK_RELEASE, 0, c, owner, 0, &res);
 		if (ret)
 			dev_warn(&cd->dev, "could not release chunk %u of a closed file: %d\n",
@@ -352,6 +358,11 @@ void cxlt_chunks_reset(struct cxlt_dev *cd, bool restore)
 		cd->chunk_bind[c].scrub_for = NULL;
 		cd->chunk_bind[c].scrub_owner = 0;
 		spin_unlock(&cd->evq_lock);
+		/* the reset freed an orphan (unscrubbed, as every chunk now) */
+		if (cd->chunk_bind[c].orphan) {
+			cd->chunk_bind[c].orphan = false;
+			cd->chunk_bind[c].owner = 0;
+		}
 		f = cd->chunk_bind[c].file;
 		if (!f)
 			continue;
@@ -381,14 +392,32 @@ void cxlt_chunks_reset(struct cxlt_dev *cd, bool restore)
  * A raw-mode user may have released or re-assigned any chunk. A bound chunk
  * the device still has OWNED by the same owner stays bound; any other
  * answer drops the binding (the file did not release what it no longer has).
+ * A chunk whose file closed during raw mode (an orphan) is released now if
+ * the device still has it OWNED by that file's owner.
  */
 void cxlt_chunks_recheck(struct cxlt_dev *cd)
 {
+	struct cxlt_cmd_res res;
 	u64 state, owner;
 	u32 c;
 
 	lockdep_assert_held(&cd->cmd_lock);
 	for (c = 0; c < cd->caps.num_chunks; c++) {
+		if (cd->chunk_bind[c].orphan) {
+			u32 want = cd->chunk_bind[c].owner;
+
+			cd->chunk_bind[c].orphan = false;
+			cd->chunk_bind[c].owner = 0;
+			if (cxlt_chunk_state(cd, c, &state, &owner) ||
+			    state != CXLT_CHUNK_STATE_OWNED || owner != want)
+				continue;
+			if (cxlt_cmd(cd, CXLT_OP_CHUNK_RELEASE, 0, c, want, 0, &res))
+				dev_warn(&cd->dev, "could not release chunk %u of a file closed in raw mode\n",
+					 c);
+			else
+				clear_bit(c, cd->unscrubbed);
+			continue;
+		}
 		if (!cd->chunk_bind[c].file)
 			continue;
 		if (!cxlt_chunk_state(cd, c, &state, &owner) &&

@@ -121,6 +121,12 @@ struct cxlt_chunk_bind {
 	/* the file that released the chunk, for its SCRUB_DONE; under evq_lock */
 	struct cxlt_file *scrub_for;
 	u32 scrub_owner;
+	/*
+	 * The file closed while another held raw mode, so the chunk could
+	 * not be released then; owner is kept and cxlt_chunks_recheck()
+	 * releases it when raw mode ends. Under cmd_lock.
+	 */
+	bool orphan;
 };
 
 struct cxlt_dev {
@@ -156,6 +162,11 @@ struct cxlt_dev {
 	u32 slot_timeout;		/* SLOT_TIMEOUT shadow */
 	struct cxlt_file *slot_owner[CXLT_SLOT_COUNT];
 	u64 slot_tag[CXLT_SLOT_COUNT];	/* tag of an owned slot */
+	/*
+	 * Slots whose file closed while another file held raw mode: released
+	 * by cxlt_slots_recheck() when raw mode ends (slot_tag kept).
+	 */
+	DECLARE_BITMAP(slot_orphan, CXLT_SLOT_COUNT);
 	struct cxlt_file *raw_owner;
 	/*
 	 * Chunks that may hold data of an earlier owner although the device

@@ -191,6 +191,7 @@ void cxlt_state_lost(struct cxlt_dev *cd)
 	lockdep_assert_held(&cd->cmd_lock);
 	lockdep_assert_held(&cd->evq_mutex);
 	memset(cd->slot_owner, 0, sizeof(cd->slot_owner));
+	bitmap_zero(cd->slot_orphan, CXLT_SLOT_COUNT);
 	/* the restore's commands learn the sequence the reset started again */
 	cd->cmd_seq_valid = false;
 	cd->evt_seq_valid = false;

@@ -264,8 +264,10 @@ out:
 
 /*
  * The file is closing: release the OPEN slots it owns. Not interruptible,
- * so a killed process does not leak slots. Without device access (dead,
- * or another file in raw mode) only the pointers are dropped.
+ * so a killed process does not leak slots. While another file holds raw
+ * mode the device cannot be commanded: the slots are marked orphans and
+ * released when raw mode ends (cxlt_slots_recheck()). A dead device needs
+ * nothing more than the pointers dropped.
  */
 void cxlt_slots_release_file(struct cxlt_dev *cd, struct cxlt_file *f)
 {
@@ -281,8 +283,11 @@ void cxlt_slots_release_file(struct cxlt_dev *cd, struct cxlt_file *f)
 		if (cd->slot_owner[i] != f)
 			continue;
 		cd->slot_owner[i] = NULL;
-		if (!hw)
+		if (!hw) {
+			if (!cd->dead)
+				set_bit(i, cd->slot_orphan);
 			continue;
+		}
 		/* -ENOENT: status STATE, the slot was already free. */
 		ret = cxlt_cmd(cd, CXLT_OP_SLOT_RELEASE, 0, i, 0, 0, &res);
 		if (ret && ret != -ENOENT)
@@ -299,14 +304,27 @@ void cxlt_slots_release_file(struct cxlt_dev *cd, struct cxlt_file *f)
  * A raw-mode user may have merged, released or re-allocated any slot. A
  * slot the device still has OPEN with the tag its owner allocated it with
  * stays that owner's (an open file must not lose its slot to any other
- * opener); any other answer drops the owner.
+ * opener); any other answer drops the owner. A slot whose file closed
+ * during raw mode (an orphan) is released now if the device still has it
+ * OPEN with that file's tag; otherwise the raw user took it over, and it
+ * stays the device-wide slot it has become.
  */
 void cxlt_slots_recheck(struct cxlt_dev *cd)
 {
+	struct cxlt_cmd_res res;
 	u32 i, state, full, valid;
 	u64 tag;
 
 	lockdep_assert_held(&cd->cmd_lock);
+	for_each_set_bit(i, cd->slot_orphan, CXLT_SLOT_COUNT) {
+		clear_bit(i, cd->slot_orphan);
+		if (i >= cd->caps.num_slots || cd->slot_owner[i] ||
+		    cxlt_slot_query_locked(cd, i, &state, &full, &valid, &tag) ||
+		    state != CXLT_SLOT_STATE_OPEN || tag != cd->slot_tag[i])
+			continue;
+		if (cxlt_cmd(cd, CXLT_OP_SLOT_RELEASE, 0, i, 0, 0, &res))
+			dev_warn(&cd->dev, "could not release slot %u of a file closed in raw mode\n", i);
+	}
 	for (i = 0; i < CXLT_SLOT_COUNT; i++) {
 		if (!cd->slot_owner[i])
 			continue;

@@ -50,7 +50,9 @@ def test_ioctl_fuzzer_with_raw_writes_and_resets(tracker_vm: TrackerFactory) -> 
     resets the function, leaving raw mode and taking it again every few hundred calls, while
     two others fuzz the ordinary ioctls against the resynchronised driver: only documented
     errnos, never EIO; then the audit (every slot and chunk given back, tracking on) and a
-    dirty log that equals the truth."""
+    dirty log that equals the truth. Slots of files closed while the raw process held raw mode
+    are released when it ends; slots that raw commands opened (their tags lack the ioctl path's
+    mark) are device-wide and released by the audit, counted apart."""
     t = tracker_vm(raw=True)
     out = t.run("cxlt-fuzz 100000 40 3003 3 --raw-write", timeout=240).out
     print(out)

@@ -58,6 +58,7 @@
  *                                              other file takes it, the release scrubs it;
  *                                              a detached chunk is FREE
  *   cxlt-test chunkresetraw DAX                a reset while another file holds raw mode
+ *   cxlt-test closeraw DAX                     a file closed in another's raw mode leaks nothing
  *                                              (needs allow_raw=1): the driver cannot give
  *                                              the chunk back; the file's RESET record says
  *                                              it lost it, the next owner reads zeros
@@ -1958,6 +1959,43 @@ static int mode_rawkeep(void)
 	return 0;
 }
 
+/*
+ * A file closes while another holds raw mode (the driver may not command the
+ * device then): its slot and its bound chunk are released when raw mode
+ * ends, not left OPEN/OWNED by nobody (the raw-write fuzzer's audit found
+ * such a slot).
+ */
+static int mode_closeraw(const char *daxdev)
+{
+	unsigned int x = 7, state, owner;
+	struct cxltrack *a, *raw;
+	struct cxlt_slot_query q;
+	int slot;
+
+	open_first_chunks(daxdev);
+	check(cxltrack_open(NULL, &a), "open (A)");
+	check(cxltrack_open(NULL, &raw), "open (raw)");
+	slot = cxltrack_slot_alloc(a, 0xc105e, 0);
+	check(slot, "slot alloc (A)");
+	check(assign_when_free(a, x, 28, 0), "assign x to owner 28 (bound to A)");
+	check(cxltrack_raw(raw, CXLT_RAW_ENTER, 0, 0, NULL), "raw enter");
+	cxltrack_close(a);
+	/* raw mode still on: the device keeps both until it ends */
+	check(cxltrack_raw(raw, CXLT_RAW_EXIT, 0, 0, NULL), "raw exit");
+	check(cxltrack_slot_query(t, (unsigned int)slot, &q, NULL), "slot query");
+	if (q.state != CXLT_SLOTST_FREE)
+		fail("slot %d of a file closed in raw mode: state %u after raw mode, want FREE",
+		     slot, q.state);
+	check(cxltrack_chunk_query(t, x, &state, &owner), "chunk query");
+	if (state == CXLT_CHUNKST_OWNED)
+		fail("chunk %u of a file closed in raw mode: OWNED by %u after raw mode", x, owner);
+	/* a later raw session leaves alone what a still-open file holds (mode rawkeep) */
+	cxltrack_close(raw);
+	printf("ok closeraw: slot %d and chunk %u of a file closed in raw mode released when it "
+	       "ended (chunk state %u)\n", slot, x, state);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t pages, n, seed;
@@ -2007,6 +2045,8 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 3 && !strcmp(argv[1], "chunkresetraw"))
 		return mode_chunkreset_raw(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "closeraw"))
+		return mode_closeraw(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "cache")) {
 		setup(argv[2], 64, 1);
 		return mode_cache();
