@@ -323,7 +323,8 @@ void cxlt_slots_recheck(struct cxlt_dev *cd)
 		    state != CXLT_SLOT_STATE_OPEN || tag != cd->slot_tag[i])
 			continue;
 		if (cxlt_cmd(cd, CXLT_OP_SLOT_RELEASE, 0, i, 0, 0, &res))
-			dev_warn(&cd->dev, "could not release slot %u of a file closed in raw mode\n", i);
+			dev_warn(&cd->dev, "could not release slot %u of a file closed in raw mode\n",
+				 i);
 	}
 	for (i = 0; i < CXLT_SLOT_COUNT; i++) {
 		if (!cd->slot_owner[i])
