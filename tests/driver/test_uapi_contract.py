@@ -88,7 +88,6 @@ def test_reset_in_raw_mode_tells_the_file_it_lost_its_chunk(tracker_vm: TrackerF
     assert "ok chunkresetraw" in out, out
 
 
-
 def test_a_file_closed_in_raw_mode_leaks_no_slot_or_chunk(tracker_vm: TrackerFactory) -> None:
     """A file that closes while another holds raw mode cannot have its slot and bound chunk
     released then (the driver may not command the device); they are released when raw mode
@@ -98,6 +97,7 @@ def test_a_file_closed_in_raw_mode_leaks_no_slot_or_chunk(tracker_vm: TrackerFac
     out = t.run(f"cxlt-test closeraw {DAX}", timeout=120).out
     print(out)
     assert "ok closeraw" in out, out
+
 
 def test_reset_restores_control_and_interrupts(tracker_vm: TrackerFactory) -> None:
     """After a function reset the driver restores CTRL and SLOT_TIMEOUT from its shadows and

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from cxltrack.harness.nested import DeviceMemory, Host, MemoryManager, MiB, NestedVm, VmSpec
+from cxltrack.harness.nested import DeviceMemory, Host, MemoryManager, MiB, NestedVm, VmSpec, repeat_on_silent_reset
 from cxltrack.harness.pytest_plugin import BootHost
 from cxltrack.harness.vswapper import COUNTERS, DISK, DISK_ID, NODE, make_disk, run_false_reads
 
@@ -36,6 +36,7 @@ def prevent_spec(name: str, limit: int = LIMIT, prevent_max: int = 256, timeout:
     )
 
 
+@repeat_on_silent_reset("cxlt-prevent")
 def run_tool(host: Host, spec: VmSpec, args: str) -> tuple[str, int, dict[str, int]]:
     """cxlt-prevent `args` in a VM of `spec`: its output, exit status and the manager's counters."""
     host.run(f"cp {DISK}.orig {DISK}")

@@ -26,6 +26,7 @@ and `daxctl`; mixing the two libcs breaks both).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -35,9 +36,10 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 from .agent import AgentChannel, CommandResult, GuestCommandError, GuestError
 from .image import DEFAULT_APPEND, EXTRA_MODULES, GUEST_IMAGE_DIR, InitramfsImage, InitramfsSpec, build_initramfs
@@ -505,6 +507,52 @@ class VmReset(GuestError):
     @property
     def silent(self) -> bool:
         return not self.kernel_report
+
+
+def silent_vm_reset(exc: BaseException) -> VmReset | None:
+    """The VmReset with nothing on the VM's console in `exc`'s chain (cause or context), if any."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, VmReset) and e.silent:
+            return e
+        e = e.__cause__ or e.__context__
+    return None
+
+
+RESET_RUNS = 3  # the most runs of one VM's workload repeat_on_silent_reset() makes
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def repeat_on_silent_reset(what: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """Run a function that starts an L2 VM, runs a workload in it and shuts it down again
+    with a fresh VM (at most RESET_RUNS runs in all) when the VM was reset with nothing on its
+    console (a triple fault, see VmReset: the platform, not the code under test). Such a run
+    says nothing about the workload; each repeat is printed with its reason. A reset after a
+    kernel report, and any other failure, is the caller's at once, as is the last run's."""
+
+    def wrap(run: Callable[_P, _R]) -> Callable[_P, _R]:
+        @functools.wraps(run)
+        def repeated(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            for attempt in range(1, RESET_RUNS):
+                try:
+                    return run(*args, **kwargs)
+                except Exception as exc:
+                    reset = silent_vm_reset(exc)
+                    if reset is None:
+                        raise
+                    print(
+                        f"[nested] {what}: {str(reset).splitlines()[0]} during run {attempt}; "
+                        f"running it again with a fresh VM (at most {RESET_RUNS} runs)",
+                        flush=True,
+                    )
+            return run(*args, **kwargs)
+
+        return repeated
+
+    return wrap
 
 
 class VmHung(GuestError):

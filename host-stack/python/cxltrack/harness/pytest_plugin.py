@@ -47,9 +47,9 @@ from .nested import (
     HostKernelReport,
     HostWedged,
     NestedVm,
-    VmReset,
     VmSpec,
     load_host_image,
+    silent_vm_reset,
 )
 from .nested import boot_host as _boot_host
 from .pins import out_dir
@@ -124,18 +124,6 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
                 lines = " | ".join(line.strip() for line in said)
                 raise HostKernelReport(f"{h.vm.cfg.workdir.name} kernel: {lines}") from exc
         raise
-
-
-def silent_vm_reset(exc: BaseException) -> VmReset | None:
-    """The VmReset with nothing on the VM's console in `exc`'s chain (cause or context), if any."""
-    seen: set[int] = set()
-    e: BaseException | None = exc
-    while e is not None and id(e) not in seen:
-        seen.add(id(e))
-        if isinstance(e, VmReset) and e.silent:
-            return e
-        e = e.__cause__ or e.__context__
-    return None
 
 
 @pytest.hookimpl(hookwrapper=True)

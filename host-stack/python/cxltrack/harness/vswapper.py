@@ -12,7 +12,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cxltrack.harness.agent import CommandResult, GuestError
-from cxltrack.harness.nested import MOUNT_CGROUP2, DeviceMemory, Host, MemoryManager, MiB, NestedVm, VmSpec
+from cxltrack.harness.nested import (
+    MOUNT_CGROUP2,
+    DeviceMemory,
+    Host,
+    MemoryManager,
+    MiB,
+    NestedVm,
+    VmSpec,
+    repeat_on_silent_reset,
+)
 
 DISK = "/run/cxlt/vswapper.img"
 DISK_ID = 7
@@ -125,6 +134,7 @@ def managed_spec(name: str, offload: bool, limit: int, period_ms: int = 100) -> 
     )
 
 
+@repeat_on_silent_reset("memory manager workloads")
 def run_workloads(
     host: Host, offload: bool, blocks: int, limit: int, anon: int, race_seconds: int = 10
 ) -> WorkloadResult:
@@ -255,6 +265,7 @@ def swap_off(host: Host) -> None:
     host.run(f"swapoff {STOCK_SWAP}; echo 1 > /sys/block/zram0/reset", check=False, timeout=300)
 
 
+@repeat_on_silent_reset("stock host workloads")
 def run_stock(
     host: Host,
     blocks: int,
@@ -350,6 +361,7 @@ def _wrong_bytes(out: str) -> int:
     return int(m.group(1)) if m else 0
 
 
+@repeat_on_silent_reset("false reads")
 def run_false_reads(host: Host, prevent: bool, fill: int, limit: int, prevent_max: int = 900) -> FalseReadsResult:
     """A VM whose device node the host keeps within `limit` bytes: a process fills `fill` bytes
     of it and exits (its pages, freed in the guest, are evicted by the host to swap), then
