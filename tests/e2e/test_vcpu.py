@@ -60,6 +60,25 @@ def test_wedged_only_when_every_pending_interrupt_is_masked_by_one_in_service() 
     assert not state(True, True, lapic("49 ", "236 ", 0x30)).wedged  # the timer outranks vector 0x31
 
 
+def test_a_lost_wakeup_is_halted_with_an_interrupt_it_should_take() -> None:
+    """What QEMU showed for an L1 host's vCPU 0 (2026-11-28) when the host's agent went
+    unanswered: halted, interrupts enabled, nothing in service, 0x21, the timer and 0xfb
+    pending above PPR 0x10."""
+
+    def state(halted: bool, ie: bool, text: str) -> VcpuState:
+        isr, irr, ppr = parse_lapic(text)
+        return VcpuState(0, 0, halted, ie, isr, irr, ppr)
+
+    lost = state(True, True, lapic("(none)", "33 236 251 ", 0x10))
+    assert lost.lost_wakeup and not lost.wedged
+    assert "WAKEUP LOST" in lost.describe() and "its timer among them" in lost.describe()
+    assert not state(True, True, IDLE).lost_wakeup  # plain idle
+    assert not state(False, True, lapic("(none)", "236 ", 0x10)).lost_wakeup  # running: takes it
+    assert not state(True, False, lapic("(none)", "236 ", 0x10)).lost_wakeup  # interrupts off
+    assert not state(True, True, lapic("236 ", "225 ", 0xE0)).lost_wakeup  # masked by the one in service
+    assert not state(True, True, WEDGED).lost_wakeup  # the masked kind is `wedged`
+
+
 def test_probe_asks_each_cpu_lapic() -> None:
     asked: list[str] = []
 

@@ -8,6 +8,13 @@ never got its EOI. The processor priority then masks every interrupt of the same
 a lower class - its own timer, IPIs, device interrupts - so nothing on that CPU runs
 again: the guest looks idle, its timers stop (RCU stall reports on the console),
 and a command either never starts or never ends. `VcpuState.wedged` recognises it.
+
+A second has been seen (a nested host, 2026-11-28: the L1 host's agent unanswered for 135 s
+during the memory manager's racing writes): a vCPU halted with interrupts enabled, nothing in
+service, and interrupts pending that its priority lets through (its timer among them). A
+processor in that state takes one at once; QEMU seeing it so twice, a second apart, means TCG
+lost the wakeup. `VcpuState.lost_wakeup` recognises one sighting; `Vm.stuck_vcpus()` the
+second.
 """
 
 from __future__ import annotations
@@ -46,6 +53,13 @@ class VcpuState:
             and max(self.irr) & 0xF0 <= self.ppr & 0xF0
         )
 
+    @property
+    def lost_wakeup(self) -> bool:
+        """Halted with interrupts enabled and a pending interrupt whose class is above the
+        processor priority: the CPU should be taking it now. One sighting may be the moment
+        before the wakeup; the same seen again a second later is a wakeup TCG lost."""
+        return self.halted and self.interrupts_enabled and bool(self.irr) and max(self.irr) & 0xF0 > self.ppr & 0xF0
+
     def describe(self) -> str:
         def vecs(v: list[int]) -> str:
             return " ".join(f"{x:#04x}" for x in v) or "none"
@@ -60,6 +74,13 @@ class VcpuState:
             text += (
                 f"\n  WEDGED: vector {max(self.isr):#04x} is still in service (no EOI), so the CPU takes none of "
                 f"the pending interrupts{timer}; nothing on this vCPU runs again"
+            )
+        elif self.lost_wakeup:
+            timer = " (its timer among them)" if TIMER_VECTOR in self.irr else ""
+            due = vecs([v for v in self.irr if v & 0xF0 > self.ppr & 0xF0])
+            text += (
+                f"\n  WAKEUP LOST: halted with interrupts enabled while {due} pend above its priority{timer}; "
+                "if it stays so, nothing on this vCPU runs again"
             )
         return text
 

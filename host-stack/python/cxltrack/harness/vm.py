@@ -353,19 +353,21 @@ class Vm:
 
     def _wedged(self) -> list[VcpuState]:
         try:
-            return [s for s in self.vcpu_states() if s.wedged]
+            return [s for s in self.vcpu_states() if s.wedged or s.lost_wakeup]
         except (GuestError, QmpError, OSError, ValueError):
             return []
 
     def stuck_vcpus(self) -> list[VcpuState]:
         """The wedged vCPUs, each seen wedged twice 1 s apart (the two HMP queries behind one
-        sighting are not one snapshot: a CPU just taking an interrupt could look wedged once)."""
+        sighting are not one snapshot: a CPU just taking an interrupt could look wedged once),
+        or seen halted twice 1 s apart with the same interrupts in service and one it should
+        take pending (a lost wakeup, VcpuState.lost_wakeup)."""
         first = self._wedged()
         if not first:
             return []
         time.sleep(1.0)
-        again = {(s.index, tuple(s.isr)) for s in self._wedged()}
-        return [s for s in first if (s.index, tuple(s.isr)) in again]
+        again = {(s.index, tuple(s.isr), s.wedged) for s in self._wedged()}
+        return [s for s in first if (s.index, tuple(s.isr), s.wedged) in again]
 
     def _watchdog(self) -> None:
         """Ends a wait for the agent early when a vCPU is wedged: it would never answer."""
