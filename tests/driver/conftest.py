@@ -126,7 +126,7 @@ def tracker_vm(boot_vm: BootVm) -> Iterator[TrackerFactory]:
     yield make
     problems = []
     for vm in made:
-        if vm.alive():
+        if vm.answering():
             try:
                 splats = dmesg_splats(vm)
             except Exception as exc:  # report it, do not mask the test's own result

@@ -79,6 +79,23 @@ def test_a_lost_wakeup_is_halted_with_an_interrupt_it_should_take() -> None:
     assert not state(True, True, WEDGED).lost_wakeup  # the masked kind is `wedged`
 
 
+def test_a_lost_wakeup_counts_only_when_the_vcpu_thread_sleeps(tmp_path: Path, monkeypatch: Any) -> None:
+    """stuck_vcpus(): a halted vCPU with an interrupt it should take, seen so twice, is stuck
+    only if its QEMU thread is asleep (not woken); a runnable thread is a starved one, which the
+    host runs soon. The masked kind does not depend on the thread."""
+    vm = Vm(VmConfig(qemu=Path("qemu"), image=_Image(), topology=cxl_type3_topology(), workdir=tmp_path))
+    lost = VcpuState(0, 0, True, True, [], [0xEC], 0x10)
+    masked = VcpuState(1, 0, True, True, [0xFB], [0xEC, 0xFB], 0xF0)
+    monkeypatch.setattr("cxltrack.harness.vm.time.sleep", lambda _: None)
+    monkeypatch.setattr(vm, "_wedged", lambda: [lost, masked])
+    monkeypatch.setattr(vm, "vcpu_threads_asleep", lambda: {0: True, 1: False})
+    assert [s.index for s in vm.stuck_vcpus()] == [0, 1]
+    monkeypatch.setattr(vm, "vcpu_threads_asleep", lambda: {0: False, 1: False})
+    assert [s.index for s in vm.stuck_vcpus()] == [1]
+    monkeypatch.setattr(vm, "vcpu_threads_asleep", lambda: {})  # QEMU could not say
+    assert [s.index for s in vm.stuck_vcpus()] == [1]
+
+
 def test_probe_asks_each_cpu_lapic() -> None:
     asked: list[str] = []
 

@@ -185,7 +185,8 @@ def l1(request: pytest.FixtureRequest) -> Iterator[L1Host]:
         host.run("cxl-region track")
         host.run(MOUNT_DEBUGFS)
         yield host
-        splats = dmesg_splats(vm)
+        # a host whose agent broke (wedged: the test failed saying so) is not read again
+        splats = dmesg_splats(vm) if vm.answering() else []
         assert not splats, "L1 kernel log has warnings/oopses:\n" + "\n".join(splats[:40])
     finally:
         failed = request.session.testsfailed != failed_before

@@ -249,6 +249,12 @@ class Vm:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def answering(self) -> bool:
+        """QEMU lives and the agent's channel still works. A wedged guest broke it (the command
+        that found it so failed with the reason): a fixture's teardown leaves such a VM alone,
+        since its own error in teardown would keep the test from running again."""
+        return self.alive() and self.agent is not None and self.agent.broken is None
+
     def start(self) -> Self:
         cfg = self.cfg
         cfg.workdir.mkdir(parents=True, exist_ok=True)
@@ -367,7 +373,27 @@ class Vm:
             return []
         time.sleep(1.0)
         again = {(s.index, tuple(s.isr), s.wedged) for s in self._wedged()}
-        return [s for s in first if (s.index, tuple(s.isr), s.wedged) in again]
+        stuck = [s for s in first if (s.index, tuple(s.isr), s.wedged) in again]
+        # A halted vCPU whose thread the host has not run yet (a loaded machine starves QEMU's
+        # threads for seconds) looks the same as a lost wakeup; only a thread asleep is one.
+        asleep = self.vcpu_threads_asleep() if any(not s.wedged for s in stuck) else {}
+        return [s for s in stuck if s.wedged or asleep.get(s.index, False)]
+
+    def vcpu_threads_asleep(self) -> dict[int, bool]:
+        """vCPU index -> its QEMU thread is asleep now (state S or D in /proc, not runnable);
+        empty when QEMU cannot say (query-cpus-fast's thread ids)."""
+        qmp, proc = self.qmp, self.proc
+        if qmp is None or proc is None:
+            return {}
+        try:
+            cpus = qmp.command("query-cpus-fast")
+            out: dict[int, bool] = {}
+            for c in cpus:
+                stat = Path(f"/proc/{proc.pid}/task/{c['thread-id']}/stat").read_text()
+                out[int(c["cpu-index"])] = stat.rsplit(")", 1)[1].split()[0] in ("S", "D")
+            return out
+        except (QmpError, OSError, ValueError, KeyError, IndexError):
+            return {}
 
     def _watchdog(self) -> None:
         """Ends a wait for the agent early when a vCPU is wedged: it would never answer."""
