@@ -10,27 +10,19 @@ from __future__ import annotations
 
 import re
 
-from cxltrack.harness.nested import DeviceMemory, Host, MemoryManager, MiB, NestedVm, VmSpec, repeat_on_silent_reset
+from cxltrack.harness.nested import Host, MemoryManager, MiB, VmSpec, repeat_on_silent_reset
 from cxltrack.harness.pytest_plugin import BootHost
-from cxltrack.harness.vswapper import COUNTERS, DISK, DISK_ID, NODE, make_disk, run_false_reads
+from cxltrack.harness.vswapper import DISK, counters, make_disk, managed_vm, run_false_reads
 
 BLOCKS = 256
 LIMIT = 2 * MiB
 ANON = 4 * MiB
 
 
-def counters(vm: NestedVm) -> dict[str, int]:
-    assert vm.qmp is not None
-    return {c: int(vm.qmp.command("qom-get", path="/objects/swap0", property=c)) for c in COUNTERS}
-
-
 def prevent_spec(name: str, limit: int = LIMIT, prevent_max: int = 256, timeout: int = 0) -> VmSpec:
-    return VmSpec(
+    return managed_vm(
         name,
-        device=DeviceMemory("kmem", NODE),
-        disk=DISK,
-        swap_mapper_disk=DISK_ID,
-        memory_manager=MemoryManager(
+        MemoryManager(
             resident_limit=limit, period_ms=50, prevent=True, prevent_max=prevent_max, prevent_timeout=timeout
         ),
     )

@@ -123,15 +123,14 @@ GUEST_SWAP = (
 )
 
 
+def managed_vm(name: str, manager: MemoryManager) -> VmSpec:
+    """A VM on the disk DISK whose device node (kmem, NODE) the swap mapper's `manager` runs."""
+    return VmSpec(name, device=DeviceMemory("kmem", NODE), disk=DISK, swap_mapper_disk=DISK_ID, memory_manager=manager)
+
+
 def managed_spec(name: str, offload: bool, limit: int, period_ms: int = 100) -> VmSpec:
     """A VM on the disk DISK whose device node the swap mapper's manager keeps within `limit`."""
-    return VmSpec(
-        name,
-        device=DeviceMemory("kmem", NODE),
-        disk=DISK,
-        swap_mapper_disk=DISK_ID,
-        memory_manager=MemoryManager(offload=offload, resident_limit=limit, period_ms=period_ms),
-    )
+    return managed_vm(name, MemoryManager(offload=offload, resident_limit=limit, period_ms=period_ms))
 
 
 @repeat_on_silent_reset("memory manager workloads")
@@ -347,13 +346,7 @@ class FalseReadsResult:
 
 
 def false_reads_spec(name: str, prevent: bool, limit: int, prevent_max: int = 900) -> VmSpec:
-    return VmSpec(
-        name,
-        device=DeviceMemory("kmem", NODE),
-        disk=DISK,
-        swap_mapper_disk=DISK_ID,
-        memory_manager=MemoryManager(resident_limit=limit, period_ms=50, prevent=prevent, prevent_max=prevent_max),
-    )
+    return managed_vm(name, MemoryManager(resident_limit=limit, period_ms=50, prevent=prevent, prevent_max=prevent_max))
 
 
 def _wrong_bytes(out: str) -> int:
