@@ -24,7 +24,7 @@ from typing import Any, ParamSpec
 
 from .agent import GuestError
 from .kvmstats import KVM_DEBUGFS, KVM_PARAM, MOUNT_DEBUGFS, delta, parse_counters
-from .nested import DeviceMemory, Host, MiB, NestedVm, VmHung, VmReset, VmSpec
+from .nested import RESET_RUNS, DeviceMemory, Host, MiB, NestedVm, VmHung, VmReset, VmSpec, run_with_fresh_vms
 
 # KVM's own fault counters (every build): all faults, the fast path that write-unprotects a
 # page for dirty logging, and faults fixed by the full handler.
@@ -292,33 +292,29 @@ def migrate_once(
 
 
 # Runs of one migration at most, when a VM was reset or hung during a run (migrate_and_compare).
-RESET_ATTEMPTS = 3
+RESET_ATTEMPTS = RESET_RUNS
+
+
+def _spoiled(exc: Exception) -> str | None:
+    if isinstance(exc, (VmReset, VmHung)):
+        what = "was reset" if isinstance(exc, VmReset) else "did not answer after the migration"
+        return f"a VM {what} ({str(exc).splitlines()[0]})"
+    return None
 
 
 def _repeat_on_vm_reset(run: Callable[P, MigrationResult]) -> Callable[P, MigrationResult]:
-    """`run`, done again with fresh VMs (at most RESET_ATTEMPTS runs in all) when a VM was
-    reset during it, or the migrated VM did not answer once resumed. Under nested SVM on TCG
-    an L2 guest now and then resets during a live migration, or hangs at the destination
-    after its memory compared equal (any dirty log, stock KVM included; docs/harness.md);
-    such a run says nothing about the dirty log, so it is reported and repeated, and the
-    result says how many runs it took. The last run's failure is the caller's."""
+    """`run`, done again with fresh VMs (nested.run_with_fresh_vms, at most RESET_ATTEMPTS runs
+    in all) when a VM was reset during it, or the migrated VM did not answer once resumed.
+    Under nested SVM on TCG an L2 guest now and then resets during a live migration, or hangs
+    at the destination after its memory compared equal (any dirty log, stock KVM included;
+    docs/harness.md); such a run says nothing about the dirty log, so it is reported and
+    repeated, and the result says how many runs it took. The last run's failure is the
+    caller's."""
 
     @functools.wraps(run)
     def repeated(*args: P.args, **kwargs: P.kwargs) -> MigrationResult:
-        for attempt in range(1, RESET_ATTEMPTS):
-            try:
-                r = run(*args, **kwargs)
-            except (VmReset, VmHung) as exc:
-                what = "was reset" if isinstance(exc, VmReset) else "did not answer after the migration"
-                print(
-                    f"[nested] migration: a VM {what} during run {attempt} "
-                    f"({str(exc).splitlines()[0]}); running it again with fresh VMs"
-                )
-                continue
-            r.attempts = attempt
-            return r
-        r = run(*args, **kwargs)
-        r.attempts = RESET_ATTEMPTS
+        r, attempts = run_with_fresh_vms("migration", _spoiled, run, *args, **kwargs)
+        r.attempts = attempts
         return r
 
     return repeated

@@ -521,34 +521,48 @@ def silent_vm_reset(exc: BaseException) -> VmReset | None:
     return None
 
 
-RESET_RUNS = 3  # the most runs of one VM's workload repeat_on_silent_reset() makes
+RESET_RUNS = 3  # the most runs of one VM workload that a repeat with fresh VMs makes
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
+def run_with_fresh_vms(
+    what: str, spoiled: Callable[[Exception], str | None], run: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs
+) -> tuple[_R, int]:
+    """`run(*args, **kwargs)` and the number of runs it took: a run that failed with an error
+    `spoiled` describes (the platform lost a VM, not the code under test) is printed and done
+    again with fresh VMs, at most RESET_RUNS runs in all. Any other failure is the caller's at
+    once, as is the last run's."""
+    for attempt in range(1, RESET_RUNS):
+        try:
+            return run(*args, **kwargs), attempt
+        except Exception as exc:
+            why = spoiled(exc)
+            if why is None:
+                raise
+            print(
+                f"[nested] {what}: {why} during run {attempt}; running it again with fresh VMs "
+                f"(at most {RESET_RUNS} runs)",
+                flush=True,
+            )
+    return run(*args, **kwargs), RESET_RUNS
+
+
+def _silent_reset_why(exc: Exception) -> str | None:
+    reset = silent_vm_reset(exc)
+    return str(reset).splitlines()[0] if reset is not None else None
+
+
 def repeat_on_silent_reset(what: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
     """Run a function that starts an L2 VM, runs a workload in it and shuts it down again
-    with a fresh VM (at most RESET_RUNS runs in all) when the VM was reset with nothing on its
-    console (a triple fault, see VmReset: the platform, not the code under test). Such a run
-    says nothing about the workload; each repeat is printed with its reason. A reset after a
-    kernel report, and any other failure, is the caller's at once, as is the last run's."""
+    with a fresh VM (run_with_fresh_vms) when the VM was reset with nothing on its console (a
+    triple fault, see VmReset: the platform, not the code under test). A reset after a kernel
+    report, and any other failure, is the caller's at once."""
 
     def wrap(run: Callable[_P, _R]) -> Callable[_P, _R]:
         @functools.wraps(run)
         def repeated(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-            for attempt in range(1, RESET_RUNS):
-                try:
-                    return run(*args, **kwargs)
-                except Exception as exc:
-                    reset = silent_vm_reset(exc)
-                    if reset is None:
-                        raise
-                    print(
-                        f"[nested] {what}: {str(reset).splitlines()[0]} during run {attempt}; "
-                        f"running it again with a fresh VM (at most {RESET_RUNS} runs)",
-                        flush=True,
-                    )
-            return run(*args, **kwargs)
+            return run_with_fresh_vms(what, _silent_reset_why, run, *args, **kwargs)[0]
 
         return repeated
 
