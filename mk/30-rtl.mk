@@ -29,7 +29,7 @@ RTL_JOBS ?= $(shell n=$$(nproc); echo $$((n < 4 ? n : 4)))
 RTL_HARVEST_SIM := $(RTL_BUILD)/harvest-default/filelist.f $(RTL_BUILD)/harvest-default-packed/filelist.f
 RTL_HARVEST_BENCH := $(RTL_BUILD)/harvest-harvest64g/filelist.f
 
-.PHONY: rtl rtl-sim rtl-blocks rtl-board-sim rtl-harvest-sim rtl-deps lint-rtl test-rtl rtl-equiv bench-rtl bench-harvest synth-estimate synth-scaling fmt-rtl check-fmt-rtl
+.PHONY: rtl-dram-sim rtl rtl-sim rtl-blocks rtl-board-sim rtl-harvest-sim rtl-deps lint-rtl test-rtl rtl-equiv bench-rtl bench-harvest synth-estimate synth-scaling fmt-rtl check-fmt-rtl
 
 $(MILL_SH):
 	@$(TOP)/scripts/apt-ensure $(RTL_APT)
@@ -87,6 +87,17 @@ $(RTL_HARVEST_BENCH): $(TOP)/config/harvest64g.toml $(RTL_SRC) | rtl-deps
 	@echo "rtl: emitting HarvestBench for config/harvest64g.toml (dirty bitmap only; takes minutes)"
 	@$(MILL) rtl.runMain cxltrack.HarvestBenchMain --config $< --target-dir $(dir $@) --dirty-only --packed-state \
 		>$(RTL_BUILD)-harvest-harvest64g.log 2>&1 || { tail -40 $(RTL_BUILD)-harvest-harvest64g.log; exit 1; }
+
+# The harvest engine with its dirty/accessed bitmaps in device DRAM behind the update cache (DramHarvestBench,
+# rtl/src/cxltrack/DramTables.scala) at 1 TiB (config/dram1t.toml): its benches (sim/tb/dram/) and `make synth-estimate`
+RTL_DRAM_SIM := $(RTL_BUILD)/dram-dram1t/filelist.f
+$(RTL_BUILD)/dram-%/filelist.f: $(TOP)/config/%.toml $(RTL_SRC) | rtl-deps
+	@mkdir -p $(RTL_BUILD)
+	@echo "rtl: emitting DramHarvestBench for config/$*.toml"
+	@$(MILL) rtl.runMain cxltrack.DramHarvestMain --config $< --target-dir $(dir $@) \
+		>$(RTL_BUILD)-dram-$*.log 2>&1 || { tail -40 $(RTL_BUILD)-dram-$*.log; exit 1; }
+
+rtl-dram-sim: $(RTL_DRAM_SIM) ## emit the harvest engine with DRAM bitmaps (DramHarvestBench, config/dram1t.toml) into build/rtl/dram-dram1t/
 
 rtl-board-sim: $(RTL_BOARD_SIM) ## emit the PCIe board wrapper (CxlTrackBoard) for simulation into build/rtl/board-small-sim/
 
