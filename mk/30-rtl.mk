@@ -111,7 +111,7 @@ lint-rtl: $(RTL_BUILD)/small/filelist.f ## verilator --lint-only -Wall on the em
 # (sim/tb/board/, through cocotbext-pcie) runs on Verilator. BENCH=test_x (several: space
 # separated) runs only those benches, plus the lint checks. RTL_JOBS pytest-xdist workers (default:
 # one per core, at most 4) run the benches side by side: a bench is one single-threaded simulator.
-test-rtl: rtl-sim rtl-blocks rtl-board-sim rtl-harvest-sim rtl-deps ## RTL regression: every bench (core, blocks, board wrapper); BENCH=name for one
+test-rtl: rtl-sim rtl-blocks rtl-board-sim rtl-harvest-sim rtl-dram-sim rtl-deps ## RTL regression: every bench (core, blocks, board wrapper); BENCH=name for one
 	@mkdir -p $(JUNIT_DIR)
 	@rm -rf $(TOP)/build/sim/coverage
 	@$(MILL) rtl.checkFormat >/dev/null 2>&1 || { echo "test-rtl: Scala sources not formatted (make fmt-rtl)"; exit 1; }

@@ -46,7 +46,8 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
   val nSum      = (p.rows + 63) / 64 // summary words of 64 rows (and overflow groups)
   val sumBits   = log2Ceil(nSum) max 1
   val E         = p.cacheEntries
-  val watermark = (E / 2) max 1
+  val watermark = (E / 2) max 1         // write back when idle and this full
+  val highWater = (E - E / 4) max 1     // write back before the engine's step when this full (no starvation)
   val io = IO(new Bundle {
     // the engine's side (in the engine's cycles: `step` is taken at an edge where `en` is high)
     val step     = Input(Valid(new HarvestStep(wordBits)))
@@ -59,7 +60,7 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
     // the data path's sets, never held
     val sets = Input(Vec(nSets, Valid(new BitmapSet(p.pageBits))))
     // for the benches: a set that found the cache full (its group is now all-dirty), and the cache's occupancy
-    val overflow  = Output(Valid(new BitmapSet(p.pageBits)))
+    val overflow  = Output(UInt(nSets.W)) // bit s: set s of this cycle found the cache full
     val occupancy = Output(UInt(log2Ceil(E + 1).W))
   })
   val axi = IO(new Axi4(p.dramAddrBits, 512, 1))
@@ -105,6 +106,16 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
   val opWord   = Reg(Vec(2, UInt(64.W))) // the summary word of opRow
   val opWrite  = Reg(Vec(2, UInt(64.W))) // the summary word to write back
   val matRow   = Reg(UInt(7.W))          // materialise: the next row of the group
+  // the pending step's group was just materialised: do the step now, even if a newer overflow set the flag again
+  // (that set comes after the materialisation, which it will find next time; without this, sets that keep
+  // overflowing could hold the step off forever)
+  val matDone = RegInit(false.B)
+  // write-back victim: the first valid entry from wbPtr on, round robin (the lowest valid entry would be a hot row
+  // written back and re-allocated in the same slot again and again while older entries stay)
+  val wbPtr = RegInit(0.U(log2Ceil(E).max(1).W))
+  // the last thing done was a write-back forced by a nearly full cache: the engine's turn next (alternating, so
+  // neither a flood of sets nor a long harvest holds the other off)
+  val forcedLast = RegInit(false.B)
   val awDone   = RegInit(false.B)
   val wDone    = RegInit(false.B)
 
@@ -179,9 +190,7 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
     }
     ovf(t) := (ovf(t) & ~clr) | set.reduce(_ | _) // a set of the same cycle wins over the clear
   }
-  val firstOvf = PriorityEncoder(ovfSet.asUInt)
-  io.overflow.valid := ovfSet.asUInt.orR
-  io.overflow.bits  := io.sets(firstOvf).bits
+  io.overflow := ovfSet.asUInt
   val occ = PopCount(cValid)
   io.occupancy := occ
 
@@ -251,15 +260,42 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
     is(S.idle) {
       awDone := false.B
       wDone  := false.B
-      when(stepPending) {
-        when(ovf(p1Tab)(grp(p1Row))) {
+      // a nearly full cache is written back first, so that a long harvest cannot starve the write-backs (the cache
+      // would fill and every set overflow)
+      val engineWaits = stepPending || (io.scanUsed && !winCovers)
+      val forced      = occ >= highWater.U && !(forcedLast && engineWaits)
+      val writeBack   = forced || (!engineWaits && occ >= watermark.U)
+      when(writeBack) {
+        val twice = Cat(cValid.asUInt, cValid.asUInt) >> wbPtr
+        val k     = PriorityEncoder(twice(E - 1, 0))
+        val sum   = k +& wbPtr
+        val e     = Mux(sum >= E.U, sum - E.U, sum)(log2Ceil(E).max(1) - 1, 0)
+        wbPtr      := Mux(e === (E - 1).U, 0.U, e + 1.U)
+        forcedLast := forced
+        take     := true.B
+        takeIdx  := e
+        opC      := cBits(e)
+        opActive := true.B
+        opStep   := false.B
+        opTab    := cTab(e)
+        opRow    := cRow(e)
+        opOp     := TableOp.READ.U
+        opMask   := 0.U
+        sumAddr  := grp(cRow(e))
+        sumRead  := true.B
+        state    := S.opSum
+      }.elsewhen(stepPending) {
+        when(ovf(p1Tab)(grp(p1Row)) && !matDone) {
           // the group overflowed: write it all-dirty into DRAM first
           opTab  := p1Tab
           opRow  := Cat(grp(p1Row), 0.U(6.W)).pad(rowBits)(rowBits - 1, 0)
           opNew  := Fill(512, 1.U(1.W))
           matRow := 0.U
+          forcedLast := false.B
           state  := S.matA
         }.otherwise {
+          forcedLast := false.B
+          matDone  := false.B
           take     := p1Hit.asUInt.orR
           takeIdx  := PriorityEncoder(p1Hit.asUInt)
           opC      := Mux(p1Hit.asUInt.orR, Mux1H(p1Hit, cBits), 0.U)
@@ -274,26 +310,12 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
           state    := S.opSum
         }
       }.elsewhen(io.scanUsed && !winCovers) {
+        forcedLast := false.B
         winIdx  := scanGroup
         winOk   := false.B
         sumAddr := scanGroup
         sumRead := true.B
         state   := S.win0
-      }.elsewhen(occ >= watermark.U) {
-        // write back the lowest entry
-        val e = PriorityEncoder(cValid.asUInt)
-        take     := true.B
-        takeIdx  := e
-        opC      := cBits(e)
-        opActive := true.B
-        opStep   := false.B
-        opTab    := cTab(e)
-        opRow    := cRow(e)
-        opOp     := TableOp.READ.U
-        opMask   := 0.U
-        sumAddr  := grp(cRow(e))
-        sumRead  := true.B
-        state    := S.opSum
       }
     }
     is(S.win0) {
@@ -408,6 +430,7 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
       ovfClear    := true.B
       ovfClearTab := opTab
       ovfClearGrp := grp(opRow)
+      matDone     := true.B
       state       := S.idle
     }
   }
@@ -436,7 +459,7 @@ class DramHarvestBench(p: CxlTrackParams) extends Module {
     val resultLine  = Output(Vec(64, UInt(8.W)))
     val dirtySet    = Input(Valid(UInt(p.pageBits.W)))
     val accessedSet = Input(Valid(UInt(p.pageBits.W)))
-    val overflow    = Output(Valid(new BitmapSet(p.pageBits)))
+    val overflow    = Output(UInt(2.W)) // bit 0: the dirty set of this cycle found the cache full; bit 1: accessed
     val occupancy   = Output(UInt(8.W))
     val engineEn    = Output(Bool())
   })
