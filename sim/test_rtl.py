@@ -80,7 +80,9 @@ def chosen(config: pytest.Config, benches: list[str]) -> list[str]:
     names: list[str] | None = config.getoption("bench")
     if not names:
         return benches
-    known = set(core_benches()) | set(block_benches()) | set(board_benches()) | set(harvest_benches()) | set(dram_benches())
+    known = (
+        set(core_benches()) | set(block_benches()) | set(board_benches()) | set(harvest_benches()) | set(dram_benches())
+    )
     unknown = [n for n in names if n not in known]
     if unknown:
         raise pytest.UsageError(f"--bench {', '.join(unknown)}: no such bench (known: {', '.join(sorted(known))})")

@@ -67,9 +67,9 @@ case class CxlTrackParams(
   require(cacheEntries >= 1 && cacheEntries <= 256, "update cache: 1 to 256 entries")
   // the carve-out at the top of device DRAM, above the capacity the host sees: dirty bitmap, then accessed bitmap
   // (one 64-byte line per 512-page row)
-  val carveBase: BigInt     = capacityBytes
-  val carveBytes: BigInt    = BigInt(2) * rows * 64
-  val dramAddrBits: Int     = log2Ceil(capacityBytes + carveBytes)
+  val carveBase: BigInt  = capacityBytes
+  val carveBytes: BigInt = BigInt(2) * rows * 64
+  val dramAddrBits: Int  = log2Ceil(capacityBytes + carveBytes)
 }
 
 class ConfigError(msg: String) extends Exception(msg)

@@ -11,49 +11,49 @@ class BitmapSet(pageBits: Int) extends Bundle {
 }
 
 /**
- * The dirty and accessed fine bitmaps in a device-DRAM carve-out (docs/spec.md section 12, docs/rtl-notes.md "Tables
- * in device DRAM"), behind the same harvest interface as the on-chip [[BitmapTables]]: a harvest step answered two
- * engine cycles later with the row as it was, and the summary scan of up to `scanRows` rows from `scanRow`.
+ * The dirty and accessed fine bitmaps in a device-DRAM carve-out (docs/spec.md section 12, docs/rtl-notes.md "Tables in
+ * device DRAM"), behind the same harvest interface as the on-chip [[BitmapTables]]: a harvest step answered two engine
+ * cycles later with the row as it was, and the summary scan of up to `scanRows` rows from `scanRow`.
  *
  * Where a bit lives. A page set from the data path goes into the on-chip write-back **update cache** (`cacheEntries`
  * rows of 512 bits, fully associative) in the cycle after it is presented: ORed into the row's entry, or into a free
  * entry; it never waits. When no entry is free the set goes to the **overflow** flag of its group of 64 rows (64
- * summary regions, 128 MiB at 4 KiB pages): every page of the group is then reported dirty by the next harvest
- * (a false positive, never a lost write). The cache is written back, one row per DRAM read-modify-write, when it is
- * half full. In DRAM a row is one 64-byte line at `carveBase + (table * rows + row) * 64`; an on-chip **summary** bit
- * per row (a RAM of 64-bit words, both tables in one word) says whether the line may be non-zero. A clear summary bit
- * means the line is zero whatever DRAM holds, so nothing needs clearing after reset, a write-back into a clean row is a
- * plain write and a harvest of a clean row reads nothing.
+ * summary regions, 128 MiB at 4 KiB pages): every page of the group is then reported dirty by the next harvest (a false
+ * positive, never a lost write). The cache is written back, one row per DRAM read-modify-write, when it is half full.
+ * In DRAM a row is one 64-byte line at `carveBase + (table * rows + row) * 64`; an on-chip **summary** bit per row (a
+ * RAM of 64-bit words, both tables in one word) says whether the line may be non-zero. A clear summary bit means the
+ * line is zero whatever DRAM holds, so nothing needs clearing after reset, a write-back into a clean row is a plain
+ * write and a harvest of a clean row reads nothing.
  *
  * The controller does one thing at a time, in this order: the engine's pending step, the engine's scan window, a
  * write-back. A step on row r: if r's group overflowed, first materialise the group (all-ones lines, summary bits set,
  * flag cleared: the same false positive, now in DRAM); then take r's cache entry out of the cache (later sets go to a
- * new entry: they come after the step), read the line if its summary bit is set, answer `line | entry`, write back
- * the row the step leaves (ZERO clears the masked words, MARK sets them, READ keeps them) and its summary bit. The
- * scan is exact or conservative: a row is marked if its summary bit, its group's overflow flag, a cache entry, or the
- * row the controller is working on says so.
+ * new entry: they come after the step), read the line if its summary bit is set, answer `line | entry`, write back the
+ * row the step leaves (ZERO clears the masked words, MARK sets them, READ keeps them) and its summary bit. The scan is
+ * exact or conservative: a row is marked if its summary bit, its group's overflow flag, a cache entry, or the row the
+ * controller is working on says so.
  *
- * Engine timing: DRAM answers in tens of cycles, the engine expects two. So the engine runs on a gated clock
- * (`en`, [[DramHarvestBench]]): this block holds `en` low while the engine's latest step has no answer yet, or while
- * the engine is in a command and the scan window does not cover `scanRow`. In the engine's own cycles everything is
- * as with the on-chip tables. The data path is never held: only the engine waits, and the cache only back-pressures
- * itself (overflow).
+ * Engine timing: DRAM answers in tens of cycles, the engine expects two. So the engine runs on a gated clock (`en`,
+ * [[DramHarvestBench]]): this block holds `en` low while the engine's latest step has no answer yet, or while the
+ * engine is in a command and the scan window does not cover `scanRow`. In the engine's own cycles everything is as with
+ * the on-chip tables. The data path is never held: only the engine waits, and the cache only back-pressures itself
+ * (overflow).
  */
 class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
   override def desiredName = "DramBitmaps"
-  val rowBits   = p.rowBits
-  val wordBits  = log2Ceil(p.words) max 1
-  val nSum      = (p.rows + 63) / 64 // summary words of 64 rows (and overflow groups)
-  val sumBits   = log2Ceil(nSum) max 1
-  val E         = p.cacheEntries
-  val watermark = (E / 2) max 1         // write back when idle and this full
-  val highWater = (E - E / 4) max 1     // write back before the engine's step when this full (no starvation)
+  val rowBits              = p.rowBits
+  val wordBits             = log2Ceil(p.words) max 1
+  val nSum                 = (p.rows + 63) / 64 // summary words of 64 rows (and overflow groups)
+  val sumBits              = log2Ceil(nSum) max 1
+  val E                    = p.cacheEntries
+  val watermark            = (E / 2) max 1      // write back when idle and this full
+  val highWater            = (E - E / 4) max 1  // write back before the engine's step when this full (no starvation)
   val io = IO(new Bundle {
     // the engine's side (in the engine's cycles: `step` is taken at an edge where `en` is high)
     val step     = Input(Valid(new HarvestStep(wordBits)))
     val resp     = Output(Valid(UInt(512.W)))
     val scanRow  = Input(UInt(rowBits.W))
-    val scanUsed = Input(Bool()) // the engine is in a command: it may read the scan
+    val scanUsed = Input(Bool())  // the engine is in a command: it may read the scan
     val scanBits = Output(Vec(2, UInt(p.scanRows.W)))
     val en       = Output(Bool())
     val busy     = Output(Bool()) // a step not yet answered or still written back
@@ -69,11 +69,11 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
   val summary = SyncReadMem(nSum, Vec(2, UInt(64.W)))
   // overflow flags, one per group of 64 rows: one wide register per table (a bit vector, not nSum registers with
   // their own write decode: compact SystemVerilog at 8 Ki groups)
-  val ovf     = RegInit(VecInit(Seq.fill(2)(0.U(nSum.W))))
-  val cValid  = RegInit(VecInit(Seq.fill(E)(false.B)))
-  val cTab    = Reg(Vec(E, UInt(1.W)))
-  val cRow    = Reg(Vec(E, UInt(rowBits.W)))
-  val cBits   = Reg(Vec(E, UInt(512.W)))
+  val ovf    = RegInit(VecInit(Seq.fill(2)(0.U(nSum.W))))
+  val cValid = RegInit(VecInit(Seq.fill(E)(false.B)))
+  val cTab   = Reg(Vec(E, UInt(1.W)))
+  val cRow   = Reg(Vec(E, UInt(rowBits.W)))
+  val cBits  = Reg(Vec(E, UInt(512.W)))
 
   // the engine's step pipeline: p1 taken at the last enabled edge, answered by the controller; p2 is the answer the
   // engine reads now (two of its cycles after the step)
@@ -100,8 +100,8 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
   val opRow    = Reg(UInt(rowBits.W))
   val opOp     = Reg(UInt(TableOp.Bits.W))
   val opMask   = Reg(UInt(8.W))
-  val opC      = Reg(UInt(512.W)) // the bits taken out of the cache
-  val opD      = Reg(UInt(512.W)) // the line as DRAM held it (zero when the summary bit was clear)
+  val opC      = Reg(UInt(512.W))        // the bits taken out of the cache
+  val opD      = Reg(UInt(512.W))        // the line as DRAM held it (zero when the summary bit was clear)
   val opNew    = Reg(UInt(512.W))
   val opWord   = Reg(Vec(2, UInt(64.W))) // the summary word of opRow
   val opWrite  = Reg(Vec(2, UInt(64.W))) // the summary word to write back
@@ -116,10 +116,10 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
   // the last thing done was a write-back forced by a nearly full cache: the engine's turn next (alternating, so
   // neither a flood of sets nor a long harvest holds the other off)
   val forcedLast = RegInit(false.B)
-  val awDone   = RegInit(false.B)
-  val wDone    = RegInit(false.B)
+  val awDone     = RegInit(false.B)
+  val wDone      = RegInit(false.B)
 
-  private def low6(x: UInt): UInt = x.pad(6)(5, 0)
+  private def low6(x: UInt): UInt  = x.pad(6)(5, 0)
   private def grp(row: UInt): UInt = if (nSum == 1) 0.U else (row >> 6).pad(sumBits)(sumBits - 1, 0)
   private def lineAddr(t: UInt, row: UInt): UInt =
     (p.carveBase.U(p.dramAddrBits.W) + ((t.pad(rowBits + 1) * p.rows.U + row) << 6))(p.dramAddrBits - 1, 0)
@@ -243,13 +243,15 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
   val sumRd   = summary.read(sumAddr, sumRead)
   def sumWrite(idx: UInt, v: Vec[UInt]): Unit = {
     summary.write(idx, v)
-    when(winOk && idx === winIdx)(win(0) := v)
+    when(winOk && idx === winIdx)(win(0)       := v)
     when(winOk && idx === winIdx + 1.U)(win(1) := v)
   }
-  val p1Tab   = (p1.table - 1.U)(0)
-  val p1Row   = p1.row.pad(rowBits)(rowBits - 1, 0)
-  def matchOf(t: UInt, row: UInt): Vec[Bool] = VecInit((0 until E).map(e => cValid(e) && cTab(e) === t && cRow(e) === row))
-  val p1Hit   = matchOf(p1Tab, p1Row)
+  val p1Tab = (p1.table - 1.U)(0)
+  val p1Row = p1.row.pad(rowBits)(rowBits - 1, 0)
+  def matchOf(t: UInt, row: UInt): Vec[Bool] = VecInit(
+    (0 until E).map(e => cValid(e) && cTab(e) === t && cRow(e) === row)
+  )
+  val p1Hit = matchOf(p1Tab, p1Row)
   def apply(old: UInt, op: UInt, mask: UInt): UInt = {
     val m = Cat((0 until 8).reverse.map(k => Fill(64, mask(k))))
     MuxLookup(op, old)(Seq(TableOp.ZERO.U -> (old & ~m), TableOp.MARK.U -> (old | m)))
@@ -272,50 +274,50 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
         val e     = Mux(sum >= E.U, sum - E.U, sum)(log2Ceil(E).max(1) - 1, 0)
         wbPtr      := Mux(e === (E - 1).U, 0.U, e + 1.U)
         forcedLast := forced
-        take     := true.B
-        takeIdx  := e
-        opC      := cBits(e)
-        opActive := true.B
-        opStep   := false.B
-        opTab    := cTab(e)
-        opRow    := cRow(e)
-        opOp     := TableOp.READ.U
-        opMask   := 0.U
-        sumAddr  := grp(cRow(e))
-        sumRead  := true.B
-        state    := S.opSum
+        take       := true.B
+        takeIdx    := e
+        opC        := cBits(e)
+        opActive   := true.B
+        opStep     := false.B
+        opTab      := cTab(e)
+        opRow      := cRow(e)
+        opOp       := TableOp.READ.U
+        opMask     := 0.U
+        sumAddr    := grp(cRow(e))
+        sumRead    := true.B
+        state      := S.opSum
       }.elsewhen(stepPending) {
         when(ovf(p1Tab)(grp(p1Row)) && !matDone) {
           // the group overflowed: write it all-dirty into DRAM first
-          opTab  := p1Tab
-          opRow  := Cat(grp(p1Row), 0.U(6.W)).pad(rowBits)(rowBits - 1, 0)
-          opNew  := Fill(512, 1.U(1.W))
-          matRow := 0.U
+          opTab      := p1Tab
+          opRow      := Cat(grp(p1Row), 0.U(6.W)).pad(rowBits)(rowBits - 1, 0)
+          opNew      := Fill(512, 1.U(1.W))
+          matRow     := 0.U
           forcedLast := false.B
-          state  := S.matA
+          state      := S.matA
         }.otherwise {
           forcedLast := false.B
-          matDone  := false.B
-          take     := p1Hit.asUInt.orR
-          takeIdx  := PriorityEncoder(p1Hit.asUInt)
-          opC      := Mux(p1Hit.asUInt.orR, Mux1H(p1Hit, cBits), 0.U)
-          opActive := true.B
-          opStep   := true.B
-          opTab    := p1Tab
-          opRow    := p1Row
-          opOp     := p1.op
-          opMask   := p1.mask
-          sumAddr  := grp(p1Row)
-          sumRead  := true.B
-          state    := S.opSum
+          matDone    := false.B
+          take       := p1Hit.asUInt.orR
+          takeIdx    := PriorityEncoder(p1Hit.asUInt)
+          opC        := Mux(p1Hit.asUInt.orR, Mux1H(p1Hit, cBits), 0.U)
+          opActive   := true.B
+          opStep     := true.B
+          opTab      := p1Tab
+          opRow      := p1Row
+          opOp       := p1.op
+          opMask     := p1.mask
+          sumAddr    := grp(p1Row)
+          sumRead    := true.B
+          state      := S.opSum
         }
       }.elsewhen(io.scanUsed && !winCovers) {
         forcedLast := false.B
-        winIdx  := scanGroup
-        winOk   := false.B
-        sumAddr := scanGroup
-        sumRead := true.B
-        state   := S.win0
+        winIdx     := scanGroup
+        winOk      := false.B
+        sumAddr    := scanGroup
+        sumRead    := true.B
+        state      := S.win0
       }
     }
     is(S.win0) {
@@ -328,8 +330,8 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
     }
     is(S.win1) {
       if (nSum > 1) win(1) := sumRd else win(1) := VecInit(Seq.fill(2)(0.U(64.W)))
-      winOk := true.B
-      state := S.idle
+      winOk                := true.B
+      state                := S.idle
     }
     is(S.opSum) {
       opWord  := sumRd
@@ -342,7 +344,7 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
       }
     }
     is(S.rdA) {
-      axi.arvalid := true.B
+      axi.arvalid             := true.B
       when(axi.arready)(state := S.rdR)
     }
     is(S.rdR) {
@@ -363,8 +365,8 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
       val bitMask = UIntToOH(low6(opRow), 64)
       when(nw === 0.U) {
         // an all-zero row needs no line: its summary bit says so
-        opWrite(opTab) := opWord(opTab) & ~bitMask
-        state          := Mux(dBit, S.sumW, S.idle)
+        opWrite(opTab)       := opWord(opTab) & ~bitMask
+        state                := Mux(dBit, S.sumW, S.idle)
         when(!dBit)(opActive := false.B)
       }.elsewhen(!dBit || nw =/= opD) {
         opWrite(opTab) := opWord(opTab) | bitMask
@@ -381,14 +383,14 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
       axi.wvalid  := !wDone
       val aw = awDone || axi.awready
       val w  = wDone || axi.wready
-      awDone := aw
-      wDone  := w
+      awDone              := aw
+      wDone               := w
       when(aw && w)(state := S.wrB)
     }
     is(S.wrB) {
       axi.bready := true.B
       // the line is written before its summary bit is set (until then opActive marks the row)
-      when(axi.bvalid)(state := Mux(dBit, S.idle, S.sumW))
+      when(axi.bvalid)(state            := Mux(dBit, S.idle, S.sumW))
       when(axi.bvalid && dBit)(opActive := false.B)
     }
     is(S.sumW) {
@@ -402,8 +404,8 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
       axi.wvalid  := !wDone
       val aw = awDone || axi.awready
       val w  = wDone || axi.wready
-      awDone := aw
-      wDone  := w
+      awDone              := aw
+      wDone               := w
       when(aw && w)(state := S.matB)
     }
     is(S.matB) {
@@ -439,9 +441,9 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
 /**
  * The harvest engine with its dirty and accessed bitmaps in device DRAM ([[DramBitmaps]]): the top the 1 TiB
  * configuration builds (config/dram1t.toml), with the ports of [[HarvestBench]] plus the DRAM master `d_axi` and the
- * update cache's overflow and occupancy for the benches. The command engine runs on a clock gated by the bitmaps'
- * `en` (DramBitmaps says why); what crosses between the two clocks is held so that no event is lost or doubled: the
- * DMA writer's start and beats pass only in enabled cycles, its completion waits in a register for the next one.
+ * update cache's overflow and occupancy for the benches. The command engine runs on a clock gated by the bitmaps' `en`
+ * (DramBitmaps says why); what crosses between the two clocks is held so that no event is lost or doubled: the DMA
+ * writer's start and beats pass only in enabled cycles, its completion waits in a register for the next one.
  */
 class DramHarvestBench(p: CxlTrackParams) extends Module {
   override def desiredName = "DramHarvestBench"
@@ -470,39 +472,39 @@ class DramHarvestBench(p: CxlTrackParams) extends Module {
   val gate    = Module(new EngineClockGate)
   gate.io.in := clock
   gate.io.en := en
-  val gated = gate.io.out
+  val gated    = gate.io.out
   val commands = withClock(gated)(Module(new CommandEngine(p)))
   d_axi <> bitmaps.axi
 
-  bitmaps.io.step     := commands.io.harvest
-  bitmaps.io.scanRow  := commands.io.scanRow
-  bitmaps.io.scanUsed := commands.io.ready && !commands.io.idle
-  commands.io.scanBits(0)              := bitmaps.io.scanBits(0)
-  commands.io.scanBits(1)              := bitmaps.io.scanBits(1)
-  commands.io.harvestRow.valid         := bitmaps.io.resp.valid
-  commands.io.harvestRow.bits.bitmap   := bitmaps.io.resp.bits
-  commands.io.harvestRow.bits.hotness  := VecInit(Seq.fill(64)(0.U(p.hotBits.W)))
-  bitmaps.io.sets(0).valid      := io.dirtySet.valid
-  bitmaps.io.sets(0).bits.table := 0.U
-  bitmaps.io.sets(0).bits.page  := io.dirtySet.bits
-  bitmaps.io.sets(1).valid      := io.accessedSet.valid
-  bitmaps.io.sets(1).bits.table := 1.U
-  bitmaps.io.sets(1).bits.page  := io.accessedSet.bits
-  io.overflow  := bitmaps.io.overflow
-  io.occupancy := bitmaps.io.occupancy.pad(8)
-  io.engineEn  := en
+  bitmaps.io.step                     := commands.io.harvest
+  bitmaps.io.scanRow                  := commands.io.scanRow
+  bitmaps.io.scanUsed                 := commands.io.ready && !commands.io.idle
+  commands.io.scanBits(0)             := bitmaps.io.scanBits(0)
+  commands.io.scanBits(1)             := bitmaps.io.scanBits(1)
+  commands.io.harvestRow.valid        := bitmaps.io.resp.valid
+  commands.io.harvestRow.bits.bitmap  := bitmaps.io.resp.bits
+  commands.io.harvestRow.bits.hotness := VecInit(Seq.fill(64)(0.U(p.hotBits.W)))
+  bitmaps.io.sets(0).valid            := io.dirtySet.valid
+  bitmaps.io.sets(0).bits.table       := 0.U
+  bitmaps.io.sets(0).bits.page        := io.dirtySet.bits
+  bitmaps.io.sets(1).valid            := io.accessedSet.valid
+  bitmaps.io.sets(1).bits.table       := 1.U
+  bitmaps.io.sets(1).bits.page        := io.accessedSet.bits
+  io.overflow                         := bitmaps.io.overflow
+  io.occupancy                        := bitmaps.io.occupancy.pad(8)
+  io.engineEn                         := en
 
   // a launch comes only while the engine is idle, and then `en` is high (an idle engine reads no scan, steps nothing)
-  commands.io.launch     := io.launch
-  commands.io.args       := io.args
-  commands.io.resultRead := io.resultRead
-  io.resultLine          := commands.io.resultLine
-  io.busy                := commands.io.busy
-  io.code                := commands.io.code
-  io.seq                 := commands.io.seq
-  io.result0             := commands.io.result0
-  io.ready               := commands.io.ready
-  io.idle                := commands.io.idle && !bitmaps.io.busy
+  commands.io.launch          := io.launch
+  commands.io.args            := io.args
+  commands.io.resultRead      := io.resultRead
+  io.resultLine               := commands.io.resultLine
+  io.busy                     := commands.io.busy
+  io.code                     := commands.io.code
+  io.seq                      := commands.io.seq
+  io.result0                  := commands.io.result0
+  io.ready                    := commands.io.ready
+  io.idle                     := commands.io.idle && !bitmaps.io.busy
   commands.io.batPayload      := 0.U
   commands.io.batValid.valid  := false.B
   commands.io.batValid.bits   := false.B
@@ -515,10 +517,10 @@ class DramHarvestBench(p: CxlTrackParams) extends Module {
   commands.io.scrubFinish     := 0.U.asTypeOf(commands.io.scrubFinish)
 
   val dma = Module(new DmaWriter(CommandEngine.dmaAddrBits(p), CommandEngine.dmaLenBits(p)))
-  dma.io.start.valid      := commands.io.dmaStart.valid && en
-  dma.io.start.bits       := commands.io.dmaStart.bits
-  dma.io.data.valid       := commands.io.dmaData.valid && en
-  dma.io.data.bits        := commands.io.dmaData.bits
+  dma.io.start.valid        := commands.io.dmaStart.valid && en
+  dma.io.start.bits         := commands.io.dmaStart.bits
+  dma.io.data.valid         := commands.io.dmaData.valid && en
+  dma.io.data.bits          := commands.io.dmaData.bits
   commands.io.dmaData.ready := dma.io.data.ready && en
   // the completion pulse, held until an enabled cycle
   val doneHeld = RegInit(false.B)
@@ -526,7 +528,7 @@ class DramHarvestBench(p: CxlTrackParams) extends Module {
   when(dma.io.done.valid && !en) {
     doneHeld := true.B
     doneErr  := dma.io.done.bits
-  }.elsewhen(en)(doneHeld := false.B)
+  }.elsewhen(en)(doneHeld   := false.B)
   commands.io.dmaDone.valid := dma.io.done.valid || doneHeld
   commands.io.dmaDone.bits  := Mux(doneHeld, doneErr, dma.io.done.bits)
   h_axi <> dma.io.axi

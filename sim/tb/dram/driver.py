@@ -53,7 +53,7 @@ class Checker:
         self.false_positives = 0
         self.reports = 0
 
-    def set(self, table: int, cycle: int, page: int) -> None:
+    def record_set(self, table: int, cycle: int, page: int) -> None:
         s = self.t[table]
         s.required.setdefault(page, cycle)
         s.last_set[page] = cycle
@@ -70,7 +70,9 @@ class Checker:
         i = bisect.bisect_left(cycles, since)
         return i < len(cycles) and cycles[i] <= done
 
-    def harvest(self, table: int, start: int, count: int, clear: bool, launch: int, done: int, reported: set[int]) -> None:
+    def harvest(
+        self, table: int, start: int, count: int, clear: bool, launch: int, done: int, reported: set[int]
+    ) -> None:
         """Check one harvest of [start, start + count) launched at `launch`, complete at `done`; raise on a breach."""
         s = self.t[table]
         end = start + count
@@ -131,7 +133,7 @@ class DramDut(HarvestDut):
             getattr(d, f"{name}_valid").value = int(page is not None)
             if page is not None:
                 getattr(d, f"{name}_bits").value = page
-                self.checker.set(0 if name == "io_dirtySet" else 1, self.cycle, page)
+                self.checker.record_set(0 if name == "io_dirtySet" else 1, self.cycle, page)
         d.io_resultRead_valid.value = int(read is not None)
         d.io_resultRead_bits.value = read or 0
         await ReadOnly()

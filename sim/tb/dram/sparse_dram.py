@@ -110,7 +110,9 @@ class SparseDram:
                 self._check(addr, "write")
                 self._aws.append((addr, int(self.sig("awlen").value) + 1))
             if w and int(self.sig("wvalid").value):
-                self._ws.append((int(self.sig("wdata").value), int(self.sig("wstrb").value), bool(self.sig("wlast").value)))
+                self._ws.append(
+                    (int(self.sig("wdata").value), int(self.sig("wstrb").value), bool(self.sig("wlast").value))
+                )
             if rv and int(self.sig("rready").value):
                 self._reads.popleft()
             if bv and int(self.sig("bready").value):
@@ -164,12 +166,14 @@ class HostMemory(SparseDram):
             if aw and int(self.sig("awvalid").value):
                 self._aws.append((int(self.sig("awaddr").value), int(self.sig("awlen").value) + 1))
             if w and int(self.sig("wvalid").value):
-                self._ws.append((int(self.sig("wdata").value), int(self.sig("wstrb").value), bool(self.sig("wlast").value)))
+                self._ws.append(
+                    (int(self.sig("wdata").value), int(self.sig("wstrb").value), bool(self.sig("wlast").value))
+                )
             if bv and int(self.sig("bready").value):
                 self._bs.popleft()
             while self._aws and self._ws:
                 addr, beats = self._aws[0]
-                data, strb, last = self._ws.popleft()
+                data, strb, _ = self._ws.popleft()
                 line = addr + self._wbeat * LINE
                 old = self.read_line(line)
                 mask = sum(0xFF << (8 * i) for i in range(LINE) if strb >> i & 1)

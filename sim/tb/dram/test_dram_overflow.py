@@ -27,7 +27,9 @@ async def overflow_marks_groups_all_dirty(dut: Any) -> None:
     seed = seed_from_env("dram_overflow")
     rng = random.Random(seed)
     p = params()
-    dram = SparseDram(dut, base=p["carve_base"], size=2 * p["rows"] * 64, read_latency=100, write_latency=100, seed=seed)
+    dram = SparseDram(
+        dut, base=p["carve_base"], size=2 * p["rows"] * 64, read_latency=100, write_latency=100, seed=seed
+    )
     checker = Checker()
     h = DramDut(dut, dram, checker)
     await h.start()

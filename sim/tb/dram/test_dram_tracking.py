@@ -58,7 +58,7 @@ async def tracking_and_harvests(dut: Any) -> None:
 
         return f
 
-    for n in range(COMMANDS):
+    for _ in range(COMMANDS):
         base_row = rng.randrange(0, h.rows - 64)
         hot_rows = [base_row + rng.randrange(64) for _ in range(rng.choice([1, 2, 4]))]
         idle = sets_fn(rng.choice([0.05, 0.2]), hot_rows)
@@ -77,9 +77,9 @@ async def tracking_and_harvests(dut: Any) -> None:
     assert h.overflows or not checker.false_positives
     assert checker.reports > 0, "no harvest found anything: the bench does not exercise the tables"
     print(
-        f"dram_tracking: {COMMANDS} harvests, {checker.reports} pages reported ({checker.false_positives} licensed false "
-        f"positives, {h.overflows} overflowing sets), DRAM latency {dram.read_latency}/{dram.write_latency} ready "
-        f"{dram.ready_prob}, DRAM reads {dram.stats.reads} "
+        f"dram_tracking: {COMMANDS} harvests, {checker.reports} pages reported ({checker.false_positives} licensed "
+        f"false positives, {h.overflows} overflowing sets), DRAM latency {dram.read_latency}/{dram.write_latency} "
+        f"ready {dram.ready_prob}, DRAM reads {dram.stats.reads} "
         f"writes {dram.stats.writes} lines held {len(dram.lines)}, engine held {h.stalled} cycles of {h.cycle}"
     )
     dump_coverage("dram_tracking")
