@@ -75,6 +75,9 @@ class HarvestBench(p: CxlTrackParams, withAccessed: Boolean = true, packedState:
   dma.io.start := commands.io.dmaStart
   dma.io.data <> commands.io.dmaData
   commands.io.dmaDone := dma.io.done
+  dma.io.avail        := commands.io.dmaAvail
+  dma.io.strb         := commands.io.dmaStrb
+  dma.io.end          := commands.io.dmaEnd
   h_axi <> dma.io.axi
 }
 

@@ -153,8 +153,8 @@ def _check(kind: str, v: Any, src: str, line: int, name: str) -> Any:
             if v not in CHECK_KINDS:
                 raise bad(f"must be one of {CHECK_KINDS}, not {v!r}")
         case "args":
-            if not isinstance(v, list) or len(v) > 3 or not all(_is_int(a) for a in v):
-                raise bad("must be a list of up to 3 non-negative integers")
+            if not isinstance(v, list) or len(v) > 3 or not all(_is_int(a) and a < 1 << 64 for a in v):
+                raise bad("must be a list of up to 3 non-negative integers below 2^64 (64-bit arguments)")
         case "intlist":
             if not isinstance(v, list) or not all(_is_int(a) for a in v):
                 raise bad("must be a list of non-negative integers")
