@@ -71,6 +71,7 @@ extern unsigned int cxlt_cmd_timeout_ms;
 extern bool cxlt_allow_raw;
 extern unsigned int cxlt_tenant_slots;
 extern bool cxlt_harvest_dma;
+extern bool cxlt_harvest_list;
 extern unsigned int cxlt_dma_min_bytes;
 
 struct cxlt_caps {
@@ -151,6 +152,7 @@ struct cxlt_dev {
 	dma_addr_t dma_addr;
 	size_t dma_len;
 	u32 dma_bits;			/* CAP_DMA.ADDR_BITS, 0 without DMA */
+	bool dma_list;			/* CAP_DMA.LIST: list harvests (spec 5.4) */
 
 	struct rw_semaphore life;	/* see "Locking" above */
 	bool dead;

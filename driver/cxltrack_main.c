@@ -48,6 +48,10 @@ MODULE_PARM_DESC(harvest_dma, "harvest by DMA where the device can (CAP_DMA); 0:
  * window path adds one uncached 8-byte load per 64 pages on top. From 16 of
  * them (1024 pages, a 4 MiB KVM memslot) on, DMA is clearly cheaper.
  */
+bool cxlt_harvest_list = true;
+module_param_named(harvest_list, cxlt_harvest_list, bool, 0644);
+MODULE_PARM_DESC(harvest_list, "dirty/accessed DMA harvests fetch only the non-zero words (CAP_DMA.LIST); 0: the whole bitmap (default 1)");
+
 unsigned int cxlt_dma_min_bytes = 128;
 module_param_named(dma_min_bytes, cxlt_dma_min_bytes, uint, 0644);
 MODULE_PARM_DESC(dma_min_bytes, "harvests with a smaller output read the RESULT window (default 128)");
@@ -187,6 +191,7 @@ static void cxlt_dma_setup(struct cxlt_dev *cd)
 	}
 	cd->dma_len = len;
 	cd->dma_bits = bits;
+	cd->dma_list = CAPF(cap, CAP_DMA, LIST);
 }
 
 static struct pci_dev *cxlt_find_memdev(struct pci_dev *pdev)

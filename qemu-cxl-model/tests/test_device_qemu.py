@@ -191,13 +191,16 @@ def test_sanitize_dirties_every_page_and_clears_associations() -> None:
 
 DMA_BUF = 256 << 20  # guest RAM
 DMA = R["CMD_OP"].field("DMA").mask
+LIST = R["CMD_OP"].field("LIST").mask
 
 
-def launch_dma(t: TrackerVM, op: int, start: int, count: int, addr: int, clear: bool = False) -> tuple[int, int]:
+def launch_dma(
+    t: TrackerVM, op: int, start: int, count: int, addr: int, clear: bool = False, lst: bool = False
+) -> tuple[int, int]:
     for i, a in enumerate((start, count, addr)):
         t.reg_write(regs.CMD_ARG0_LO + 8 * i, a & 0xFFFFFFFF)
         t.reg_write(regs.CMD_ARG0_HI + 8 * i, a >> 32)
-    t.reg_write(regs.CMD_OP, op | clear << 8 | DMA)
+    t.reg_write(regs.CMD_OP, op | clear << 8 | DMA | (LIST if lst else 0))
     status = t.reg_read(regs.CMD_STATUS)
     assert not R["CMD_STATUS"].field("BUSY").get(status)
     return R["CMD_STATUS"].field("CODE").get(status), t.reg_read(regs.CMD_RESULT0_LO)
@@ -215,8 +218,9 @@ def test_dma_needs_bus_mastering_and_an_error_loses_no_bit() -> None:
     cfg = named("small")
     pages = {3, 64, 200}
     with TrackerVM(cfg) as t:
-        assert t.reg_read(regs.CAP_DMA) == R["CAP_DMA"].field("PRESENT").put(1) | R["CAP_DMA"].field("ADDR_BITS").put(
-            64
+        cap = R["CAP_DMA"]
+        assert t.reg_read(regs.CAP_DMA) == (
+            cap.field("PRESENT").put(1) | cap.field("LIST").put(1) | cap.field("ADDR_BITS").put(64)
         )
         for p in pages:
             assert t.mem_write(p * cfg.page_size, b"\x01" * 8) == "okay"
@@ -231,6 +235,25 @@ def test_dma_needs_bus_mastering_and_an_error_loses_no_bit() -> None:
         assert launch_dma(t, Op.HARVEST_DIRTY, 0, cfg.pages, DMA_BUF, clear=True) == (regs.Status.OK, len(pages))
         bits = int.from_bytes(t.vm.read(DMA_BUF, cfg.pages // 8), "little")
         assert {i for i in range(cfg.pages) if bits >> i & 1} == pages
+        # the same with a list (spec 5.4): it fails as a whole, the range comes back, then it lands
+        for p in pages:
+            assert t.mem_write(p * cfg.page_size, b"\x03" * 8) == "okay"
+        worst = cfg.pages // 64 * regs.DMA_LIST_RECORD_BYTES
+        t.vm.memset(DMA_BUF, worst, 0xA5)
+        set_bus_master(t, False)
+        assert launch_dma(t, Op.HARVEST_DIRTY, 0, cfg.pages, DMA_BUF, clear=True, lst=True) == (
+            regs.Status.DMA_ERROR,
+            0,
+        )
+        assert t.vm.read(DMA_BUF, worst) == b"\xa5" * worst
+        set_bus_master(t, True)
+        assert launch_dma(t, Op.HARVEST_DIRTY, 0, cfg.pages, DMA_BUF, clear=True, lst=True) == (
+            regs.Status.OK,
+            cfg.pages,
+        )
+        assert t.reg_read(regs.CMD_RESULT1_LO) == cfg.pages // 64  # every word, all ones
+        raw = t.vm.read(DMA_BUF, worst)
+        assert [int.from_bytes(raw[i : i + 8], "little") for i in range(0, worst, 16)] == list(range(0, cfg.pages, 64))
         assert t.close() == 0
 
 

@@ -48,11 +48,14 @@ class Launch:
     arg0: int
     arg1: int
     arg2: int
+    list: bool = False  # CMD_OP.LIST (section 5.4)
 
 
 Steps = Generator[None, None, Completion]
 
 HARVESTS = {Op.HARVEST_DIRTY, Op.HARVEST_ACCESSED, Op.HARVEST_HOTNESS}
+LISTS = {Op.HARVEST_DIRTY, Op.HARVEST_ACCESSED}  # the harvests LIST applies to (section 5.4)
+RECORD = regs.DMA_LIST_RECORD_BYTES
 
 
 def run(dev: Device, cmd: Launch) -> Steps:
@@ -67,6 +70,8 @@ def run(dev: Device, cmd: Launch) -> Steps:
     if cmd.decay and (op != Op.HARVEST_HOTNESS or cmd.clear):
         return Completion(Status.FLAGS)
     if cmd.dma and (op not in HARVESTS or not dev.dma_addr_bits):
+        return Completion(Status.FLAGS)
+    if cmd.list and (not cmd.dma or op not in LISTS or not dev.dma_list):
         return Completion(Status.FLAGS)
     handler = _HANDLERS.get(op)
     if handler is None:
@@ -89,30 +94,38 @@ def _harvest_range(dev: Device, cmd: Launch, limit: int, nbytes: int) -> Status 
     return None
 
 
-def _dma_done(cmd: Launch, ok: bool, result0: int, remark: Callable[[], None]) -> Completion:
+def _dma_done(cmd: Launch, ok: bool, result0: int, remark: Callable[[], None], result1: int = 0) -> Completion:
     """The end of a DMA harvest (docs/spec.md section 5.3): after every step and every write.
     A failed write costs the host the range's data, so the range is marked again (never lose a
-    dirty bit), as the steps left it."""
+    dirty bit), as the steps left it. result1: records written by a list harvest (5.4)."""
     if ok:
-        return Completion(Status.OK, result0, 0, None)
+        return Completion(Status.OK, result0, result1, None)
     remark()
     return Completion(Status.DMA_ERROR, 0, 0, None)
 
 
 def _harvest_bits(dev: Device, cmd: Launch) -> Steps:
-    err = _harvest_range(dev, cmd, MAX_BITMAP, cmd.arg1 // 8)
+    # with LIST the buffer must hold the worst case, one record per word (section 5.4)
+    nbytes = cmd.arg1 // WORD * RECORD if cmd.list else cmd.arg1 // 8
+    err = _harvest_range(dev, cmd, MAX_BITMAP, nbytes)
     if err is not None:
         return Completion(err)
     bitmap = dev.tables.dirty if cmd.op == Op.HARVEST_DIRTY else dev.tables.accessed
     out = bytearray()
     total = 0
+    records = 0
     ok = True
     first = cmd.arg0 // WORD
     for word in range(first, (cmd.arg0 + cmd.arg1) // WORD):
         value = bitmap.take_word(word, cmd.clear)
         data = value.to_bytes(8, "little")
         total += value.bit_count()
-        if cmd.dma:
+        if cmd.list:
+            if value:  # a record per non-zero word, packed in page order
+                rec = (word * WORD).to_bytes(8, "little") + data
+                ok = dev.host.dma_write(cmd.arg2 + RECORD * records, rec) and ok
+                records += 1
+        elif cmd.dma:
             # The engine runs every step even after a failed write (the design's rule).
             ok = dev.host.dma_write(cmd.arg2 + 8 * (word - first), data) and ok
         else:
@@ -126,7 +139,7 @@ def _harvest_bits(dev: Device, cmd: Launch) -> Steps:
             for word in range(first, (cmd.arg0 + cmd.arg1) // WORD):
                 bitmap.words[word] = (1 << WORD) - 1
 
-    return _dma_done(cmd, ok, total, remark)
+    return _dma_done(cmd, ok, total, remark, records)
 
 
 def _harvest_hotness(dev: Device, cmd: Launch) -> Steps:

@@ -49,12 +49,16 @@ class WriteToken:
 
 
 class Device:
-    def __init__(self, cfg: DeviceConfig, dma_addr_bits: int = 64, host: HostMemory | None = None) -> None:
+    def __init__(
+        self, cfg: DeviceConfig, dma_addr_bits: int = 64, host: HostMemory | None = None, dma_list: bool = True
+    ) -> None:
         """dma_addr_bits: CAP_DMA.ADDR_BITS, a property of the implementation, not of the
         configuration (QEMU and the RTL drive 64-bit bus addresses); 0 = no DMA. host: the host
-        memory DMA harvests write to (docs/spec.md section 5.3); a device reset keeps it."""
+        memory DMA harvests write to (docs/spec.md section 5.3); a device reset keeps it.
+        dma_list: CAP_DMA.LIST (list harvests, section 5.4); only with DMA."""
         if not 0 <= dma_addr_bits <= 64:
             raise ValueError(f"dma_addr_bits must be 0..64, not {dma_addr_bits}")
+        self.dma_list = dma_list and dma_addr_bits > 0
         self.cfg = cfg
         self.mem = Memory(cfg.capacity_bytes, cfg.page_size)
         self.dma_addr_bits = dma_addr_bits
@@ -227,7 +231,11 @@ class Device:
             case "CAP_DMA":
                 d = R["CAP_DMA"]
                 bits = self.dma_addr_bits
-                return d.field("PRESENT").put(int(bits > 0)) | d.field("ADDR_BITS").put(bits)
+                return (
+                    d.field("PRESENT").put(int(bits > 0))
+                    | d.field("LIST").put(int(self.dma_list))
+                    | d.field("ADDR_BITS").put(bits)
+                )
             case "INT_STATUS":
                 return self._int_status()
             case "ERR_COUNT":
@@ -359,6 +367,7 @@ class Device:
             decay=bool(reg.field("DECAY").get(value)),
             rsvd=reg.field("RSVD").get(value),
             dma=bool(reg.field("DMA").get(value)),
+            list=bool(reg.field("LIST").get(value)),
             arg0=self.args[0],
             arg1=self.args[1],
             arg2=self.args[2],

@@ -14,7 +14,9 @@
  * Commands run to completion at launch (CMD_STATUS.BUSY is never seen set).
  * A harvest with CMD_OP.DMA writes its result to guest memory with
  * pci_dma_write() from this function (bus mastering applies), in pieces of
- * CXLT_RESULT_SIZE, and completes after the last write returned.
+ * CXLT_RESULT_SIZE, and completes after the last write returned; with
+ * CMD_OP.LIST (dirty and accessed) it writes only a record per non-zero
+ * 64-page word (docs/spec.md section 5.4).
  * A released chunk is scrubbed after its CHUNK_RELEASE completed, one chunk
  * per run of a bottom half (the chunk is SCRUBBING until then): the guest's
  * MMIO write does not zero-fill chunks under the big lock, and the main loop
@@ -643,36 +645,62 @@ static bool cxlt_dma_put(CXLTrackState *s, uint64_t addr, const uint8_t *buf,
     return pci_dma_write(PCI_DEVICE(s), addr, buf, len) == MEMTX_OK;
 }
 
+/*
+ * A dirty or accessed harvest. With @list (only with @dma, docs/spec.md
+ * section 5.4) the host gets one record per non-zero 64-page word instead of
+ * the bitmap: u64 first page, u64 bits, packed from @addr; the buffer must
+ * hold the worst case, one record per word, whatever the bitmap holds.
+ */
 static CXLTResult cxlt_harvest_bits(CXLTrackState *s, uint64_t *bitmap,
                                     uint64_t start, uint64_t count,
-                                    bool clear, bool dma, uint64_t addr)
+                                    bool clear, bool dma, bool list,
+                                    uint64_t addr)
 {
     uint64_t miscount = 0;
+    uint64_t nbytes = list ? count / 64 * CXLT_DMA_LIST_RECORD_BYTES
+                           : count / 8;
     uint8_t code = cxlt_harvest_range(s, start, count,
                                       CXLT_HARVEST_MAX_BITMAP_PAGES, dma, addr,
-                                      count / 8);
-    uint64_t w, total = 0, done = 0;
+                                      nbytes);
+    uint64_t w, total = 0, done = 0, records = 0;
     uint32_t n = 0;
     bool ok = true;
 
+    QEMU_BUILD_BUG_ON(CXLT_RESULT_SIZE % CXLT_DMA_LIST_RECORD_BYTES);
     if (code) {
         return cxlt_status(code);
     }
     for (w = start / 64; w < (start + count) / 64; w++) {
         uint64_t v = bitmap[w];
+        bool last = w + 1 == (start + count) / 64;
 
         if (clear) {
             bitmap[w] = 0;
         }
+        total += ctpop64(v);
+        if (list) {
+            /* only the words with a bit set; a list of none writes nothing */
+            if (v) {
+                stq_le_p(s->scratch + n, w * 64);
+                stq_le_p(s->scratch + n + 8, v);
+                n += CXLT_DMA_LIST_RECORD_BYTES;
+                records++;
+            }
+            if (n && (n == sizeof(s->scratch) || last)) {
+                ok &= cxlt_dma_put(s, addr + done, s->scratch, n);
+                done += n;
+                n = 0;
+            }
+            continue;
+        }
         stq_le_p(s->scratch + n, v);
         n += 8;
-        total += ctpop64(v);
         /*
          * A failed piece does not stop the harvest: every step runs, and
          * the range is marked again at the end (the rule all
          * implementations share, so that their tables agree afterwards).
          */
-        if (dma && (n == sizeof(s->scratch) || w + 1 == (start + count) / 64)) {
+        if (dma && (n == sizeof(s->scratch) || last)) {
             ok &= cxlt_dma_put(s, addr + done, s->scratch, n);
             done += n;
             n = 0;
@@ -696,7 +724,7 @@ static CXLTResult cxlt_harvest_bits(CXLTrackState *s, uint64_t *bitmap,
         miscount = 1;
     }
     if (dma) {
-        return (CXLTResult) { .r0 = total + miscount };
+        return (CXLTResult) { .r0 = total + miscount, .r1 = records };
     }
     return (CXLTResult) { .r0 = total + miscount, .window = s->scratch,
                           .window_len = n };
@@ -888,7 +916,7 @@ static CXLTResult cxlt_chunk_list(CXLTrackState *s, uint64_t owner)
 }
 
 static CXLTResult cxlt_execute(CXLTrackState *s, uint8_t op, bool clear,
-                               bool decay, bool dma, uint32_t rsvd,
+                               bool decay, bool dma, bool list, uint32_t rsvd,
                                const uint64_t *arg)
 {
     CXLTSlot *slot;
@@ -909,14 +937,19 @@ static CXLTResult cxlt_execute(CXLTrackState *s, uint8_t op, bool clear,
     if (dma && !cxlt_is_harvest(op)) {   /* CAP_DMA.PRESENT is 1 here */
         return cxlt_status(CXLT_STATUS_FLAGS);
     }
+    /* LIST: with DMA on the bitmap harvests only (CAP_DMA.LIST is 1 here) */
+    if (list && (!dma || (op != CXLT_OP_HARVEST_DIRTY &&
+                          op != CXLT_OP_HARVEST_ACCESSED))) {
+        return cxlt_status(CXLT_STATUS_FLAGS);
+    }
 
     switch (op) {
     case CXLT_OP_HARVEST_DIRTY:
         return cxlt_harvest_bits(s, s->dirty, arg[0], arg[1], clear, dma,
-                                 arg[2]);
+                                 list, arg[2]);
     case CXLT_OP_HARVEST_ACCESSED:
         return cxlt_harvest_bits(s, s->accessed, arg[0], arg[1], clear, dma,
-                                 arg[2]);
+                                 list, arg[2]);
     case CXLT_OP_HARVEST_HOTNESS:
         return cxlt_harvest_hotness(s, arg[0], arg[1], clear, decay, dma,
                                     arg[2]);
@@ -1042,7 +1075,8 @@ static void cxlt_launch(CXLTrackState *s, uint32_t val, hwaddr addr)
 
     r = cxlt_execute(s, CXLT_GET(CMD_OP, OP, val), CXLT_GET(CMD_OP, CLEAR, val),
                      CXLT_GET(CMD_OP, DECAY, val), CXLT_GET(CMD_OP, DMA, val),
-                     CXLT_GET(CMD_OP, RSVD, val), s->args);
+                     CXLT_GET(CMD_OP, LIST, val), CXLT_GET(CMD_OP, RSVD, val),
+                     s->args);
 
     s->busy = false;
     s->cmd_status = CXLT_PUT(CMD_STATUS, CODE, r.code) |
@@ -1093,7 +1127,7 @@ static uint64_t cxlt_reg_value(CXLTrackState *s, hwaddr addr, bool *ok)
     case CXLT_CAP_TICK:
         return s->tick_ns;
     case CXLT_CAP_DMA:
-        return CXLT_PUT(CAP_DMA, PRESENT, 1) |
+        return CXLT_PUT(CAP_DMA, PRESENT, 1) | CXLT_PUT(CAP_DMA, LIST, 1) |
                CXLT_PUT(CAP_DMA, ADDR_BITS, CXLT_DMA_ADDR_BITS);
     case CXLT_CTRL:
         return s->ctrl;
