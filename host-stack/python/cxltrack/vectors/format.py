@@ -21,6 +21,8 @@ REQUIREMENTS = {
     "it as two full-strobe 32-bit writes",
     "dma": "the device writes harvests to host memory (CMD_OP.DMA, CAP_DMA, docs/spec.md 5.3) and the runner can "
     "fill, check and fault host memory (host_fill, host_expect, host_fault)",
+    "dma_copy": "the device has CHUNK_COPY (CAP_DMA.COPY, docs/spec.md 7.1): it copies an owned chunk to host "
+    "memory by DMA",
 }
 # Host memory the dma cases use (docs/vectors.md "Host memory"): buffers from HOST_BASE (guest RAM in
 # the QEMU runner, which has 2 GiB from 0), faults at HOST_FAULT_BASE (nothing mapped there).
@@ -290,6 +292,8 @@ def parse_lines(lines: list[str], source: str) -> list[Case]:
         if uses_dma and "dma" not in cases[-1].requires:
             # A runner decides what to skip from the header alone: it must not meet host memory unannounced.
             raise _fail(source, n, "op", f"{name} needs the case to declare requirement 'dma'")
+        if name == "cmd" and vop.f["name"] == "CHUNK_COPY" and "dma_copy" not in cases[-1].requires:
+            raise _fail(source, n, "op", "CHUNK_COPY needs the case to declare requirement 'dma_copy'")
         cases[-1].ops.append(vop)
     return cases
 
