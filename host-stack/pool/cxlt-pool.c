@@ -19,6 +19,11 @@
  *   grow VM N             ok vm=VM owner=O first=C count=N dpa=0xD bytes=S
  *                         (a contiguous run of N free chunks, assigned to O)
  *   list VM               ok vm=VM owner=O chunks=N runs=C+N,...
+ *   copy VM FIRST N PATH  ok vm=VM owner=O first=F count=N bytes=S ms=T path=PATH
+ *                         (the device copies the VM's chunks FIRST..FIRST+N-1 by DMA,
+ *                         CHUNK_COPY, into the file PATH under /dev/shm/, created
+ *                         or truncated to N chunks: the batch swap-in's one pass;
+ *                         the VM must not write them meanwhile: its QEMU is paused)
  *   release VM            ok vm=VM owner=O released=N scrub_ms=T lost=L
  *                         (released, scrubbed by the device, VM forgotten; L chunks a
  *                         reset took from it went back to the pool unreleased)
@@ -48,6 +53,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -378,6 +385,58 @@ static int do_list(struct pool *p, struct vm *vm, char *out, size_t len)
 	return 0;
 }
 
+/*
+ * The copy goes to RAM (tmpfs) only: the pool runs as root and a request
+ * must not name any file of the host; a name of safe characters.
+ */
+static int good_copy_path(const char *s)
+{
+	static const char dir[] = "/dev/shm/";
+
+	if (strncmp(s, dir, sizeof(dir) - 1) || strlen(s) > LINE_MAX_LEN / 2)
+		return 0;
+	return good_name(s + sizeof(dir) - 1);
+}
+
+static int do_copy(struct pool *p, struct vm *vm, unsigned int first, unsigned int n,
+		   const char *path, char *out, size_t len)
+{
+	int idx = (int)(vm - p->vms);
+	size_t bytes = (size_t)n * p->chunk_bytes;
+	double t0 = now_ms();
+	uint8_t *map;
+	int fd, ret = 0;
+
+	if (first < p->first || first - p->first + (uint64_t)n > p->count)
+		return reply(out, len, "error copy: chunks %u+%u outside the pool", first, n);
+	for (unsigned int i = first - p->first; i < first - p->first + n; i++)
+		if (p->holder[i] != idx || p->lost[i])
+			return reply(out, len, "error copy: chunk %u is not vm %s's", p->first + i,
+				     vm->name);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return reply(out, len, "error copy: %s: %s", path, strerror(errno));
+	if (ftruncate(fd, (off_t)bytes)) {
+		ret = -errno;
+		close(fd);
+		return reply(out, len, "error copy: %s: %s", path, strerror(-ret));
+	}
+	map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return reply(out, len, "error copy: mmap %s: %s", path, strerror(errno));
+	for (unsigned int i = 0; i < n && !ret; i++)
+		ret = cxltrack_chunk_copy(p->t, first + i, vm->owner, map + i * p->chunk_bytes,
+					  p->chunk_bytes);
+	munmap(map, bytes);
+	if (ret) {
+		unlink(path);
+		return reply(out, len, "error copy: chunk copy: %s", cxltrack_strerror(ret));
+	}
+	return reply(out, len, "ok vm=%s owner=%u first=%u count=%u bytes=%zu ms=%.1f path=%s",
+		     vm->name, vm->owner, first, n, bytes, now_ms() - t0, path);
+}
+
 static int do_release(struct pool *p, struct vm *vm, char *out, size_t len)
 {
 	int idx = (int)(vm - p->vms);
@@ -406,14 +465,14 @@ static int do_release(struct pool *p, struct vm *vm, char *out, size_t len)
 
 static void handle(struct pool *p, char *line, char *out, size_t len)
 {
-	char *argv[4];
+	char *argv[5];
 	int argc = 0;
 	struct vm *vm = NULL;
-	unsigned long n;
+	unsigned long n, first;
 	char *save = NULL;
 
 	for (char *w = strtok_r(line, " \t\r\n", &save); w; w = strtok_r(NULL, " \t\r\n", &save)) {
-		if (argc == 4) {
+		if (argc == 5) {
 			reply(out, len, "error too many words");
 			return;
 		}
@@ -447,6 +506,18 @@ static void handle(struct pool *p, char *line, char *out, size_t len)
 		do_open(p, argv[1], out, len);
 		return;
 	}
+	if (!strcmp(argv[0], "copy") && argc == 5) {
+		vm = find_vm(p, argv[1]);
+		if (!vm)
+			reply(out, len, "error no vm %s (open it first)", argv[1]);
+		else if (parse_uint(argv[2], UINT32_MAX, &first) || parse_uint(argv[3], 64, &n) || !n)
+			reply(out, len, "error copy: bad FIRST '%s' or N '%s' (1..64)", argv[2], argv[3]);
+		else if (!good_copy_path(argv[4]))
+			reply(out, len, "error copy: PATH must be /dev/shm/NAME");
+		else
+			do_copy(p, vm, (unsigned int)first, (unsigned int)n, argv[4], out, len);
+		return;
+	}
 	if ((!strcmp(argv[0], "grow") && argc == 3) ||
 	    ((!strcmp(argv[0], "list") || !strcmp(argv[0], "release")) && argc == 2)) {
 		vm = find_vm(p, argv[1]);
@@ -464,7 +535,8 @@ static void handle(struct pool *p, char *line, char *out, size_t len)
 			do_grow(p, vm, (unsigned int)n, out, len);
 		return;
 	}
-	reply(out, len, "error bad request '%s' (ping | open VM | grow VM N | list VM | release VM)",
+	reply(out, len, "error bad request '%s' (ping | open VM | grow VM N | list VM | "
+	      "copy VM FIRST N PATH | release VM)",
 	      argv[0]);
 }
 

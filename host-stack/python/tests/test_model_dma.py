@@ -187,6 +187,12 @@ def test_cap_dma_and_the_address_width() -> None:
     cap = dev.reg_read(regs.CAP_DMA)
     assert (_CAP.field("PRESENT").get(cap), _CAP.field("ADDR_BITS").get(cap)) == (1, 32)
     assert Device(CFG).reg_read(regs.CAP_DMA) == (
+        _CAP.field("PRESENT").put(1)
+        | _CAP.field("LIST").put(1)
+        | _CAP.field("COPY").put(1)
+        | _CAP.field("ADDR_BITS").put(64)
+    )
+    assert Device(CFG, dma_copy=False).reg_read(regs.CAP_DMA) == (
         _CAP.field("PRESENT").put(1) | _CAP.field("LIST").put(1) | _CAP.field("ADDR_BITS").put(64)
     )
     drv = ModelDriver(dev)

@@ -358,6 +358,17 @@ class TierRun:
         return self.dpa >> page_shift, self.size >> page_shift
 
 
+@dataclass(frozen=True)
+class TierCopy:
+    """NestedVm.tier_to_ram: bytes the device copied, the pool's time for the copies, how long
+    the VM was paused, and whether the guest's clock stood still meanwhile."""
+
+    bytes: int
+    copy_s: float
+    paused_s: float
+    guest_clock_stopped: bool
+
+
 class PoolError(GuestError):
     """The pool manager refused a request ("error ..." with its reason) or did not answer."""
 
@@ -605,6 +616,13 @@ class NestedVm:
         self.tier_shortfall = 0  # chunks of SwapTier.chunks the pool had no room for
         self.tier_dm: str | None = None  # SwapTier overflow "lru": the guest's dm-writecache device
         self.tier_grown: list[TierRun] = []  # runs added while the VM ran (grow_tier)
+        # QEMU objects of the tier's runs (memory-backend-file "tierN"): every one ever made
+        # (release_tier revokes each; revoking again is a no-op), the next one's number, and
+        # which of them still map the device's chunks (tier_to_ram takes them off it).
+        self.tier_objects = 0
+        self.tier_live: dict[str, TierRun] = {}
+        self.tier_ports_used = 0
+        self.tier_dev = "/dev/pmem0"  # the guest's block device of the current tier
 
     # -- command line ------------------------------------------------------------
     def qemu_args(self) -> list[str]:
@@ -760,6 +778,9 @@ class NestedVm:
                 f"tier of {longest}, the rest of its swap to its disk",
                 flush=True,
             )
+        # QEMU object tier0 maps the first run (qemu_args); none without one
+        self.tier_objects = 1 if self.tier is not None else 0
+        self.tier_live = {"tier0": self.tier} if self.tier is not None else {}
         if t.disk_swap:
             self.host.make_disk(self.swap_disk_path, t.disk_swap)
 
@@ -853,7 +874,7 @@ class NestedVm:
         self.tier_dm_remove()
         if self.qmp is None:
             raise PoolError(f"L2 VM {self.spec.name}: no QMP monitor to revoke the tier with")
-        for n in range(len(self.tier_grown) + 1):  # tier0 and every run grown since
+        for n in range(self.tier_objects):  # tier0 and every run plugged since
             try:
                 self.qmp.command("qom-set", path=f"/objects/tier{n}", property="x-revoked", value=True)
                 revoked = self.qmp.command("qom-get", path=f"/objects/tier{n}", property="x-revoked")
@@ -874,12 +895,38 @@ class NestedVm:
             raise PoolError(f"L2 VM {self.spec.name} has no running tier to grow")
         if self.tier_dm is not None:
             raise PoolError(f"L2 VM {self.spec.name}: a dm-writecache tier does not grow")
-        n = len(self.tier_grown) + 1
-        if n > t.grow_ports:
-            raise PoolError(f"L2 VM {self.spec.name}: no free port to grow its tier ({t.grow_ports} given)")
-        before = set(self.run("ls /sys/block").out.split())
+        self._check_port()
         run = pool.grow_more(self.spec.name, chunks)
         self.tier_grown.append(run)  # the owner's now, released with the rest
+        return self._plug_run(run)
+
+    def renew_tier(self, chunks: int) -> str:
+        """A fresh tier for a VM whose tier was released while it ran (release_tier): a new
+        owner and run from the pool, hot-plugged as grow_tier does (a root port of
+        SwapTier.grow_ports), swapped to at the tier's priority; `tier_dev` is its device."""
+        t, pool = self.spec.swap_tier, self.host.pool
+        if t is None or self.tier is not None or pool is None or pool.dead or self.qmp is None:
+            raise PoolError(f"L2 VM {self.spec.name}: renew_tier needs a released tier")
+        self._check_port()
+        self.tier = pool.grow(self.spec.name, chunks)
+        self.tier_dev = self._plug_run(self.tier)
+        return self.tier_dev
+
+    def _check_port(self) -> None:
+        t = self.spec.swap_tier
+        assert t is not None
+        if self.tier_ports_used >= t.grow_ports:
+            raise PoolError(f"L2 VM {self.spec.name}: no free port to plug a tier run into ({t.grow_ports} given)")
+
+    def _plug_run(self, run: TierRun) -> str:
+        """Hot-plug a virtio-pmem device on `run` into the next free root port; mkswap + swapon
+        at the tier's priority in the guest; the guest's new block device."""
+        t = self.spec.swap_tier
+        assert t is not None and self.qmp is not None
+        before = set(self.run("ls /sys/block").out.split())
+        n, port = self.tier_objects, self.tier_ports_used + 1
+        self.tier_objects += 1
+        self.tier_ports_used += 1
         self.qmp.command(
             "object-add",
             **{
@@ -892,8 +939,9 @@ class NestedVm:
                 "size": run.size,
             },
         )
+        self.tier_live[f"tier{n}"] = run
         self.qmp.command(
-            "device_add", driver="virtio-pmem-pci", memdev=f"tier{n}", id=f"tierdev{n}", bus=f"tierport{n}"
+            "device_add", driver="virtio-pmem-pci", memdev=f"tier{n}", id=f"tierdev{n}", bus=f"tierport{port}"
         )
         known = " ".join(sorted(before))
         out = self.run(
@@ -906,6 +954,43 @@ class NestedVm:
         self.run(f"mkswap {dev} >/dev/null && cxlt-swapon -p {t.priority} {dev}", timeout=120)
         return dev
 
+    def tier_to_ram(self) -> TierCopy:
+        """MemFlex's batch swap-in, driven by the host (docs/swap-design.md section 5): the VM
+        is paused (QMP stop), the pool has the device copy every chunk of the tier into L1's
+        RAM by DMA (CHUNK_COPY, `copy` request: a file in /dev/shm per run), each run's
+        backend is revoked with that copy (`x-revoked-copy`, QEMU patch 0009: a private
+        mapping of the copy over the range, the devdax file closed), and the VM continues:
+        the guest's tier now reads at memory speed, and the chunks can go back to the pool
+        (release_tier). The pause keeps the guest from writing a chunk between its copy and
+        the revocation. The guest's clock may not run while it is paused (kvmclock), so the
+        guest's uptime is read before and after: `guest_clock_stopped` tells a caller that
+        times in the guest to add `paused_s`."""
+        pool = self.host.pool
+        if not self.tier_live or pool is None or pool.dead or self.qmp is None:
+            raise PoolError(f"L2 VM {self.spec.name} has no tier on the device to take to RAM")
+        g1 = float(self.run("cut -d' ' -f1 /proc/uptime").out)
+        h1 = time.monotonic()
+        self.qmp.command("stop")
+        copy_ms, nbytes, paths = 0.0, 0, []
+        try:
+            for name, run in list(self.tier_live.items()):
+                path = f"/dev/shm/tiercopy-{self.spec.name}-{name}"
+                a = pool.ask(f"copy {self.spec.name} {run.first} {run.count} {path}")
+                paths.append(path)
+                copy_ms += float(a["ms"])
+                nbytes += int(a["bytes"])
+                self.qmp.command("qom-set", path=f"/objects/{name}", property="x-revoked-copy", value=path)
+                del self.tier_live[name]
+        finally:
+            self.qmp.command("cont")
+            h2 = time.monotonic()
+            if paths:
+                # the private mappings keep the pages; the names are not needed any more
+                self.host.run(f"rm -f {' '.join(paths)}", check=False)
+        g2 = float(self.run("cut -d' ' -f1 /proc/uptime").out)
+        paused = h2 - h1
+        return TierCopy(nbytes, copy_ms / 1000, paused, (g2 - g1) < paused / 2)
+
     def _give_back_tier(self) -> None:
         """Release the tier's chunks (after the VM's QEMU exited); `tier_released` keeps the
         pool's answer. Nothing to do when the pool is gone (its chunks went with it)."""
@@ -916,7 +1001,7 @@ class NestedVm:
     def _hand_back(self, pool: Pool | None) -> dict[str, str] | None:
         """Forget the VM's runs (the first and every one grown since) and, with `pool`, release
         them there; the pool's answer, also in `tier_released`."""
-        self.tier, self.tier_grown = None, []
+        self.tier, self.tier_grown, self.tier_live = None, [], {}
         if pool is not None:
             self.tier_released = pool.release(self.spec.name)
         return self.tier_released

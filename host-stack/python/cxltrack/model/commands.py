@@ -73,6 +73,8 @@ def run(dev: Device, cmd: Launch) -> Steps:
         return Completion(Status.FLAGS)
     if cmd.list and (not cmd.dma or op not in LISTS or not dev.dma_list):
         return Completion(Status.FLAGS)
+    if op == Op.CHUNK_COPY and not dev.dma_copy:
+        return Completion(Status.FLAGS)
     handler = _HANDLERS.get(op)
     if handler is None:
         return Completion(Status.OK)  # NOP
@@ -327,6 +329,31 @@ def _chunk_list(dev: Device, cmd: Launch) -> Steps:
     yield  # pragma: no cover
 
 
+def _chunk_copy(dev: Device, cmd: Launch) -> Steps:
+    """CHUNK_COPY (docs/spec.md section 7.1): the chunk's bytes to host memory by DMA, one
+    64-byte line per step. The engine's reads are not requests: no dirty, accessed, hotness or
+    association effect, so a copy can neither hide a write nor make the whole tier look hot."""
+    if cmd.arg2 % DMA_ALIGN:
+        return Completion(Status.ALIGN)
+    size = dev.cfg.chunk_size
+    if not _chunk_args(dev, cmd, False) or cmd.arg2 + size > 1 << dev.dma_addr_bits:
+        return Completion(Status.RANGE)
+    chunk = dev.chunks[cmd.arg0]
+    if chunk.state != ChunkState.OWNED:
+        return Completion(Status.STATE)
+    if chunk.owner != cmd.arg1:
+        return Completion(Status.PERM)
+    base = cmd.arg0 << dev.cfg.chunk_shift
+    ok = True
+    for off in range(0, size, 64):
+        # Every line is read and written even after a failed write: the status reports it.
+        ok = dev.host.dma_write(cmd.arg2 + off, dev.mem.read(base + off, 64)) and ok
+        yield
+    if not ok:
+        return Completion(Status.DMA_ERROR, 0, 0, None)
+    return Completion(Status.OK, size, 0, None)
+
+
 _HANDLERS = {
     Op.HARVEST_DIRTY: _harvest_bits,
     Op.HARVEST_ACCESSED: _harvest_bits,
@@ -343,4 +370,5 @@ _HANDLERS = {
     Op.CHUNK_RELEASE: _chunk_release,
     Op.CHUNK_QUERY: _chunk_query,
     Op.CHUNK_LIST: _chunk_list,
+    Op.CHUNK_COPY: _chunk_copy,
 }

@@ -22,6 +22,8 @@ REQUIREMENTS = {
     "dma": "the device writes harvests to host memory (CMD_OP.DMA, CAP_DMA, docs/spec.md 5.3) and the runner can "
     "fill, check and fault host memory (host_fill, host_expect, host_fault)",
     "dma_list": "the device writes list harvests (CMD_OP.LIST, CAP_DMA.LIST, docs/spec.md 5.4); with 'dma'",
+    "dma_copy": "the device has CHUNK_COPY (CAP_DMA.COPY, docs/spec.md 7.1): it copies an owned chunk to host "
+    "memory by DMA",
 }
 # Host memory the dma cases use (docs/vectors.md "Host memory"): buffers from HOST_BASE (guest RAM in
 # the QEMU runner, which has 2 GiB from 0), faults at HOST_FAULT_BASE (nothing mapped there).
@@ -294,6 +296,8 @@ def parse_lines(lines: list[str], source: str) -> list[Case]:
             raise _fail(source, n, "op", f"{name} needs the case to declare requirement 'dma'")
         if name == "cmd" and vop.f.get("list") and "dma_list" not in cases[-1].requires:
             raise _fail(source, n, "list", "a LIST command needs the case to declare requirement 'dma_list'")
+        if name == "cmd" and vop.f["name"] == "CHUNK_COPY" and "dma_copy" not in cases[-1].requires:
+            raise _fail(source, n, "op", "CHUNK_COPY needs the case to declare requirement 'dma_copy'")
         cases[-1].ops.append(vop)
     return cases
 

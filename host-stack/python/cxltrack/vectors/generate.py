@@ -258,7 +258,8 @@ def case_dma_harvest(rng: random.Random) -> Recorder:
     ARG2, RESULT is untouched, whole-device ranges in one command, CLEAR and DECAY as without DMA."""
     r = Recorder("dma_harvest", requires=["dma"])
     pages = r.cfg.pages
-    r.reg_read(regs.CAP_DMA)
+    # (CAP_DMA is read by the chunk_copy case: its COPY bit differs on a device with DMA
+    # harvests but without CHUNK_COPY.)
     r.reg_read(regs.VERSION)
     _dirty_some(r, rng, 30)
     for p in rng.sample(range(pages), 20):
@@ -570,6 +571,84 @@ def case_list_race(rng: random.Random, n: int) -> Recorder:
     r.cmd("HARVEST_DIRTY", 0, pages, clear=True, label="l2", exact=False)
     r.check_union(["l1", "l2"], 0, pages, sorted(set(pre) | set(racing)))
     r.cmd("HARVEST_DIRTY", 0, pages, window=pages // 8)  # nothing left
+    return r
+
+
+def case_chunk_copy(rng: random.Random) -> Recorder:
+    """CHUNK_COPY (docs/spec.md 7.1): an owned chunk's bytes land exactly at ARG2; the copy has no
+    tracking effect (dirty bits stay, accessed and hotness are not raised); every error in the
+    check order; DMA_ERROR changes nothing on the device."""
+    r = Recorder("chunk_copy", requires=["dma", "dma_copy"])
+    cfg = r.cfg
+    pages, size, cpages = cfg.pages, cfg.chunk_size, cfg.pages_per_chunk
+    r.reg_read(regs.CAP_DMA)
+    r.reg_read(regs.VERSION)
+    r.cmd("CHUNK_ASSIGN", 3, 7)
+    r.cmd("CHUNK_ASSIGN", 5, 9)
+    r.cmd("CHUNK_ASSIGN", 6, 7)
+    for _ in range(40):
+        page = 3 * cpages + rng.randrange(cpages)
+        r.mem_write(page * P + 8 * rng.randrange(512), _q(rng.getrandbits(64)))
+    r.mem_write(6 * cpages * P, _q(0x0123456789ABCDEF))  # chunk 6: one word
+    r.cmd("HARVEST_ACCESSED", 0, pages, clear=True, window=pages // 8)
+    r.cmd("HARVEST_HOTNESS", 0, pages, clear=True, window=pages)
+    # the whole chunk, at the buffer's exact place
+    _dma_buffer(r, HB, size)
+    r.cmd("CHUNK_COPY", 3, 7, HB)
+    _dma_check(r, HB, size)
+    assert r.dev.host.read(HB, size) == r.dev.mem.read(3 * size, size), "model copied wrong bytes"
+    # no tracking effect: the dirty bits are all still there, nothing became accessed or hot
+    r.cmd("HARVEST_DIRTY", 0, pages, window=pages // 8)
+    r.cmd("HARVEST_ACCESSED", 0, pages, window=pages // 8)
+    r.cmd("HARVEST_HOTNESS", 0, pages, window=pages)
+    # another owner's chunk next to the first buffer; a chunk of zeros; ARG2 only 64-aligned
+    b2 = HB + size + 2 * GUARD + 64
+    _dma_buffer(r, b2, size)
+    r.cmd("CHUNK_COPY", 6, 7, b2)
+    _dma_check(r, b2, size)
+    r.host_expect(HB - GUARD, size + 2 * GUARD)  # the first copy is untouched
+    r.cmd("CHUNK_COPY", 5, 9, b2)
+    _dma_check(r, b2, size)
+    # FLAGS: the usual flag rules (CHUNK_COPY takes no flag: it always uses DMA)
+    r.cmd("CHUNK_COPY", 3, 7, HB, clear=True)
+    r.cmd("CHUNK_COPY", 3, 7, HB, decay=True)
+    r.cmd("CHUNK_COPY", 3, 7, HB, dma=True)
+    r.cmd("CHUNK_COPY", 3, 7, HB, rsvd=1)
+    r.cmd("CHUNK_COPY", 3, 7, HB + 8, clear=True)  # FLAGS before ALIGN
+    # ALIGN: ARG2 not a multiple of 64; before RANGE
+    r.cmd("CHUNK_COPY", 3, 7, HB + 8)
+    r.cmd("CHUNK_COPY", 3, 7, HB + 32)
+    r.cmd("CHUNK_COPY", cfg.chunks, 7, HB + 1)
+    # RANGE: chunk, owner, and the bytes written beyond 2^64; before STATE and PERM
+    r.cmd("CHUNK_COPY", cfg.chunks, 7, HB)
+    r.cmd("CHUNK_COPY", 3, 0, HB)
+    r.cmd("CHUNK_COPY", 3, 0x10000, HB)
+    r.cmd("CHUNK_COPY", 0, 0, HB)  # FREE and owner 0: RANGE first
+    r.cmd("CHUNK_COPY", 3, 7, (1 << 64) - size + 64)
+    # STATE: not OWNED (FREE); before PERM
+    r.cmd("CHUNK_COPY", 0, 7, HB)
+    r.cmd("CHUNK_COPY", 1, 9, HB)
+    # PERM: another owner's chunk
+    r.cmd("CHUNK_COPY", 3, 9, HB)
+    r.cmd("CHUNK_COPY", 5, 7, HB)
+    # DMA_ERROR: nothing changes on the device (the chunk stays OWNED, bits as they were)
+    bad = HOST_FAULT_BASE
+    r.host_fault(bad, size)
+    r.cmd("CHUNK_COPY", 3, 7, bad)
+    r.host_fault((1 << 64) - size, size)
+    r.cmd("CHUNK_COPY", 3, 7, (1 << 64) - size)  # the last chunk below 2^64 fits: no RANGE
+    r.cmd("CHUNK_QUERY", 3)
+    r.cmd("HARVEST_DIRTY", 0, pages, clear=True, window=pages // 8)
+    r.cmd("HARVEST_ACCESSED", 0, pages, window=pages // 8)
+    # the same copy to good memory still gives the bytes
+    _dma_buffer(r, HB, size)
+    r.cmd("CHUNK_COPY", 3, 7, HB)
+    _dma_check(r, HB, size)
+    # after the owner's release and the scrub the chunk is not copyable
+    r.cmd("CHUNK_RELEASE", 3, 7)
+    r.settle()
+    r.cmd("CHUNK_COPY", 3, 7, HB)
+    r.reg_read(regs.ERR_STATUS)
     return r
 
 
@@ -1008,7 +1087,9 @@ def case_random(rng: random.Random, n: int) -> Recorder:
     """A random mix of requests and commands with the model's answers."""
     r = Recorder(f"random_{n}")
     cfg = r.cfg
-    names = [op.name for op in Op]
+    # CHUNK_COPY (spec 1.3) is not drawn: the older random cases stay as they were, and a device
+    # without CAP_DMA.COPY answers it differently; its own case is 35-chunk-copy.
+    names = [op.name for op in Op if op != Op.CHUNK_COPY]
     for _ in range(60):
         k = rng.randrange(10)
         page = rng.randrange(cfg.pages + 2)
@@ -1058,6 +1139,8 @@ def build(seed: int = SEED) -> dict[str, list[Recorder]]:
         "26-dma-list": [_unwrite(c) for c in (case_list_harvest(lrng), case_list_dense(), case_list_errors(lrng))]
         + [_unwrite(case_list_race(lrng, i)) for i in range(2)],
         "30-slots-chunks": [case_slots(rng), case_chunks(rng), case_event_overflow()],
+        # its own generator too (spec 1.3): the older cases stay as they were
+        "35-chunk-copy": [case_chunk_copy(random.Random(seed + 35))],
         "40-races": [case_race_harvest(rng, i) for i in range(3)]
         + [case_race_discard(rng, i) for i in range(3)]
         + [case_race_merge(rng, i) for i in range(2)],

@@ -195,6 +195,7 @@ struct CXLTrackState {
     uint32_t x_bad_events;
     uint32_t x_ident_offset;
     uint32_t x_ident_value;
+    bool chunk_copy;               /* CAP_DMA.COPY: CHUNK_COPY is accepted */
     int64_t epoch_ns;
 };
 
@@ -874,6 +875,58 @@ static void cxlt_scrub_chunk(CXLTrackState *s, uint32_t index)
     cxlt_push_event(s, CXLT_EVENT_SCRUB_DONE, index, owner);
 }
 
+/*
+ * CHUNK_COPY (docs/spec.md section 7.1): the chunk's bytes from the backing
+ * memory to bus address @addr with pci_dma_write(), in pieces of a bounce
+ * buffer. The reads go straight to the backing memory, not through the
+ * observer: they are not requests, so no dirty, accessed or hotness bit
+ * changes (a copy neither hides a write nor makes the tier look hot). A
+ * failed piece does not stop the copy (every piece is tried, as the other
+ * implementations do); a piece the device cannot read from its own memory
+ * counts as failed too, so the host never takes zeros for data.
+ */
+#define CXLT_COPY_PIECE (64 * KiB)
+
+static CXLTResult cxlt_chunk_copy(CXLTrackState *s, uint64_t index,
+                                  uint64_t owner, uint64_t addr)
+{
+    uint64_t size = 1ULL << s->chunk_shift, base, off;
+    uint64_t piece = MIN(size, CXLT_COPY_PIECE);
+    CXLTChunk *chunk;
+    g_autofree uint8_t *buf = NULL;
+    bool ok = true;
+
+    if (addr % CXLT_DMA_ALIGN) {
+        return cxlt_status(CXLT_STATUS_ALIGN);
+    }
+    QEMU_BUILD_BUG_ON(CXLT_DMA_ADDR_BITS != 64);
+    if (!cxlt_chunk_args(s, index, owner) || size - 1 > UINT64_MAX - addr) {
+        return cxlt_status(CXLT_STATUS_RANGE);
+    }
+    chunk = &s->chunks[index];
+    if (chunk->state != CXLT_CHUNK_STATE_OWNED) {
+        return cxlt_status(CXLT_STATUS_STATE);
+    }
+    if (chunk->owner != owner) {
+        return cxlt_status(CXLT_STATUS_PERM);
+    }
+    buf = g_malloc(piece);
+    base = index << s->chunk_shift;
+    for (off = 0; off < size; off += piece) {
+        if (cxlt_target_rw(s, base + off, buf, piece, false) != MEMTX_OK) {
+            qemu_log_mask(LOG_GUEST_ERROR, "cxltrack: CHUNK_COPY could not "
+                          "read DPA 0x%" PRIx64 "\n", base + off);
+            ok = false;
+            continue;
+        }
+        ok &= cxlt_dma_put(s, addr + off, buf, piece);
+    }
+    if (!ok) {
+        return cxlt_status(CXLT_STATUS_DMA_ERROR);
+    }
+    return (CXLTResult) { .r0 = size };
+}
+
 /* The scrub engine: the oldest released chunk, then again for the next. */
 static void cxlt_scrub_bh(void *opaque)
 {
@@ -940,6 +993,9 @@ static CXLTResult cxlt_execute(CXLTrackState *s, uint8_t op, bool clear,
     /* LIST: with DMA on the bitmap harvests only (CAP_DMA.LIST is 1 here) */
     if (list && (!dma || (op != CXLT_OP_HARVEST_DIRTY &&
                           op != CXLT_OP_HARVEST_ACCESSED))) {
+        return cxlt_status(CXLT_STATUS_FLAGS);
+    }
+    if (op == CXLT_OP_CHUNK_COPY && !s->chunk_copy) {
         return cxlt_status(CXLT_STATUS_FLAGS);
     }
 
@@ -1050,6 +1106,8 @@ static CXLTResult cxlt_execute(CXLTrackState *s, uint8_t op, bool clear,
         return (CXLTResult) { .r0 = chunk->state, .r1 = chunk->owner };
     case CXLT_OP_CHUNK_LIST:
         return cxlt_chunk_list(s, arg[1]);
+    case CXLT_OP_CHUNK_COPY:
+        return cxlt_chunk_copy(s, arg[0], arg[1], arg[2]);
     case CXLT_OP_NOP:
     default:
         return cxlt_status(CXLT_STATUS_OK);
@@ -1128,6 +1186,7 @@ static uint64_t cxlt_reg_value(CXLTrackState *s, hwaddr addr, bool *ok)
         return s->tick_ns;
     case CXLT_CAP_DMA:
         return CXLT_PUT(CAP_DMA, PRESENT, 1) | CXLT_PUT(CAP_DMA, LIST, 1) |
+               CXLT_PUT(CAP_DMA, COPY, s->chunk_copy) |
                CXLT_PUT(CAP_DMA, ADDR_BITS, CXLT_DMA_ADDR_BITS);
     case CXLT_CTRL:
         return s->ctrl;
@@ -1643,6 +1702,8 @@ static const Property cxlt_props[] = {
     DEFINE_PROP_UINT8("disk-bits", CXLTrackState, disk_bits, 8),
     DEFINE_PROP_UINT8("block-bits", CXLTrackState, block_bits, 40),
     DEFINE_PROP_UINT32("tick-ns", CXLTrackState, tick_ns, 1000),
+    /* Off: a device of interface 1.3 without the copy engine (CAP_DMA.COPY 0). */
+    DEFINE_PROP_BOOL("chunk-copy", CXLTrackState, chunk_copy, true),
 };
 
 static void cxlt_class_init(ObjectClass *klass, void *data)
