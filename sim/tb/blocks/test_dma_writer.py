@@ -296,6 +296,8 @@ async def stream_transfers(dut: Any) -> None:
             strbs[-1] = (1 << (16 * last_recs)) - 1
         addr = 64 * rng.randrange(1 << 12) + (1 << 32)
         fail = beats > 0 and rng.random() < 0.2
+        dut.io_axi_bvalid.value = 0  # the previous stream's last B is not repeated in the start cycle
+        dut.io_data_valid.value = 0
         p_src, p_aw, p_w = rng.choice([1.0, 0.5, 0.1]), rng.choice([1.0, 0.4]), rng.choice([1.0, 0.4])
         dut.io_start_valid.value = 1
         dut.io_start_bits_addr.value = addr
@@ -352,6 +354,22 @@ async def stream_transfers(dut: Any) -> None:
             if sig(dut.io_data_valid) and sig(dut.io_data_ready):
                 queue.popleft()
                 taken += 1
+            if os.environ.get("DMA_TRACE"):
+                cocotb.log.info(
+                    "s%d c%d q%s aw %d/%d w %d/%d b %d bq %s inFlight=%s end=%d done=%d",
+                    n,
+                    cycle,
+                    list(queue),
+                    sig(dut.io_axi_awvalid),
+                    sig(dut.io_axi_awready),
+                    sig(dut.io_axi_wvalid),
+                    sig(dut.io_axi_wready),
+                    b_now,
+                    list(bq),
+                    dut.inFlight.value,
+                    sig(dut.io_end),
+                    sig(dut.io_done_valid),
+                )
             if sig(dut.io_done_valid):
                 done_count += 1
                 assert sig(dut.io_done_bits) == int(fail), f"stream {n}: done error bit {sig(dut.io_done_bits)}"
