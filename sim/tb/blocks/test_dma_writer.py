@@ -318,8 +318,9 @@ async def stream_transfers(dut: Any) -> None:
             if given < beats and rng.random() < p_src:
                 queue.append(given)
                 given += 1
+            # `end`: no more beats will be added (the engine raises it with beats still queued)
             ended = given == beats and (ended or rng.random() < 0.5)
-            dut.io_end.value = int(ended and not queue)
+            dut.io_end.value = int(ended)
             dut.io_avail.value = len(queue)
             dut.io_data_valid.value = int(bool(queue))
             dut.io_data_bits.value = data[queue[0]] if queue else 0
