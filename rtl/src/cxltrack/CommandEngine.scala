@@ -42,8 +42,11 @@ class BatRequest(pageBits: Int, payloadBits: Int) extends Bundle {
 
 object CommandEngine {
 
-  /** Depth of the DMA beat FIFO: the two-cycle table delay plus slack for a stalled W channel. */
-  val DmaFifo = 8
+  /**
+   * Depth of the DMA beat FIFO: the two-cycle table delay plus slack for a stalled W channel, and for a list (stream
+   * mode) the writer's burst of 16 beats: 16 outstanding bursts of 16 beats cover 256 cycles of host write latency.
+   */
+  val DmaFifo = 16
 
   /** Depth of the list harvest's FIFO of compacted rows (up to 8 records each) between the table and the packer. */
   val ListFifo = 4

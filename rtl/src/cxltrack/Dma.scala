@@ -30,11 +30,14 @@ class DmaStart(addrBits: Int, lenBits: Int) extends Bundle {
  *
  * Stream mode (`start.bits.stream`): the source queue says how many beats it holds (`avail`); an AW announces only
  * beats already there (up to the 4 KiB boundary), so a burst's W beats never wait for data that may not come, and the
- * length of the whole transfer need not be known. `strb` is the WSTRB of the beat on `data`. Once the source raises
- * `end` (no more beats) and every beat is sent and answered, `done` pulses; a stream of no beats writes nothing and is
- * done at `end`.
+ * length of the whole transfer need not be known. It waits until `streamBurst` beats are there (or the 4 KiB boundary,
+ * or `end`): with one-beat bursts the outstanding-burst limit, not the port, would set the rate (16 beats per B
+ * latency). `strb` is the WSTRB of the beat on `data`. `end` says that no more beats will be added (some may still be
+ * in the source); once it is up and every beat is sent and answered, `done` pulses; a stream of no beats writes nothing
+ * and is done at `end`.
  */
-class DmaWriter(addrBits: Int, lenBits: Int, maxBursts: Int = 16, idBits: Int = 1) extends Module {
+class DmaWriter(addrBits: Int, lenBits: Int, maxBursts: Int = 16, idBits: Int = 1, streamBurst: Int = 16)
+    extends Module {
   val io = IO(new Bundle {
     val start = Flipped(Valid(new DmaStart(addrBits, lenBits)))
     val data  = Flipped(Decoupled(UInt(512.W)))
@@ -80,7 +83,8 @@ class DmaWriter(addrBits: Int, lenBits: Int, maxBursts: Int = 16, idBits: Int = 
   // a burst: up to the next 4 KiB boundary, at most the beats left
   val toBoundary  = 64.U(7.W) - awAddr.pad(12)(11, 6)
   val unannounced = io.avail - announced // stream: beats in the source that no AW covers yet
-  val toAnnounce  = Mux(stream, unannounced, awLeft)
+  val streamGo    = unannounced >= streamBurst.U || unannounced >= toBoundary || io.end
+  val toAnnounce  = Mux(stream, Mux(streamGo, unannounced, 0.U), awLeft)
   val burstBeats  = Mux(toAnnounce < toBoundary, toAnnounce, toBoundary)(6, 0)
   val bFire       = io.axi.bvalid && io.axi.bready
   val awFire      = io.axi.awvalid && io.axi.awready
