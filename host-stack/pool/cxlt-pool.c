@@ -21,7 +21,8 @@
  *   list VM               ok vm=VM owner=O chunks=N runs=C+N,...
  *   copy VM FIRST N PATH  ok vm=VM owner=O first=F count=N bytes=S ms=T path=PATH
  *                         (the device copies the VM's chunks FIRST..FIRST+N-1 by DMA,
- *                         CHUNK_COPY, into the file PATH under /dev/shm/, created
+ *                         CHUNK_COPY, into the file PATH in /dev/shm/ or /dev/hugepages/
+ *                         (hugetlbfs: the VM's QEMU maps it with 2 MiB pages), created
  *                         or truncated to N chunks: the batch swap-in's one pass;
  *                         the VM must not write them meanwhile: its QEMU is paused)
  *   release VM            ok vm=VM owner=O released=N scrub_ms=T lost=L
@@ -386,16 +387,19 @@ static int do_list(struct pool *p, struct vm *vm, char *out, size_t len)
 }
 
 /*
- * The copy goes to RAM (tmpfs) only: the pool runs as root and a request
- * must not name any file of the host; a name of safe characters.
+ * The copy goes to RAM (tmpfs or hugetlbfs) only: the pool runs as root and
+ * a request must not name any file of the host; a name of safe characters.
  */
 static int good_copy_path(const char *s)
 {
-	static const char dir[] = "/dev/shm/";
+	static const char *const dirs[] = { "/dev/shm/", "/dev/hugepages/" };
 
-	if (strncmp(s, dir, sizeof(dir) - 1) || strlen(s) > LINE_MAX_LEN / 2)
+	if (strlen(s) > LINE_MAX_LEN / 2)
 		return 0;
-	return good_name(s + sizeof(dir) - 1);
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (!strncmp(s, dirs[i], strlen(dirs[i])))
+			return good_name(s + strlen(dirs[i]));
+	return 0;
 }
 
 static int do_copy(struct pool *p, struct vm *vm, unsigned int first, unsigned int n,
@@ -513,7 +517,7 @@ static void handle(struct pool *p, char *line, char *out, size_t len)
 		else if (parse_uint(argv[2], UINT32_MAX, &first) || parse_uint(argv[3], 64, &n) || !n)
 			reply(out, len, "error copy: bad FIRST '%s' or N '%s' (1..64)", argv[2], argv[3]);
 		else if (!good_copy_path(argv[4]))
-			reply(out, len, "error copy: PATH must be /dev/shm/NAME");
+			reply(out, len, "error copy: PATH must be /dev/shm/NAME or /dev/hugepages/NAME");
 		else
 			do_copy(p, vm, (unsigned int)first, (unsigned int)n, argv[4], out, len);
 		return;

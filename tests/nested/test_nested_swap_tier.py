@@ -446,6 +446,7 @@ def test_recovery_batch_swap_in_then_release(host: Host, swap_tier_lines: list[s
         f"recovery of {fill // MiB} MiB in a {limit // MiB} MiB cgroup: fault-driven {fault.seconds:.2f} s, "
         f"guest swapoff {swapoff.seconds:.2f} s (swapoff {swapoff.swapoff_s:.2f} s), "
         f"host batch {batch.seconds:.2f} s (device copy {batch.copy.copy_s:.3f} s of {batch.copy.bytes // MiB} MiB, "
+        f"into {batch.copy.where}, QEMU's remap {batch.copy.revoke_s:.3f} s, "
         f"paused {batch.copy.paused_s:.2f} s, guest clock stopped {batch.copy.guest_clock_stopped}, "
         f"swapoff from RAM done at {batch.swapoff_s:.2f} s); "
         f"recovery_batch_vs_fault={fault.seconds / batch.seconds:.2f} "

@@ -141,7 +141,8 @@ def one_vm(host: Host, args: argparse.Namespace) -> tuple[list[SwapIn], list[Rec
             extra = ""
             if r.copy is not None:
                 extra = (
-                    f", device copy {r.copy.bytes // MiB} MiB in {r.copy.copy_s:.3f} s, paused {r.copy.paused_s:.2f} s "
+                    f", device copy {r.copy.bytes // MiB} MiB in {r.copy.copy_s:.3f} s into {r.copy.where}, "
+                    f"QEMU's remap {r.copy.revoke_s:.3f} s, paused {r.copy.paused_s:.2f} s "
                     f"(guest clock stopped: {r.copy.guest_clock_stopped}), tier pages on the device "
                     f"{r.tier_nonzero_pages}"
                 )

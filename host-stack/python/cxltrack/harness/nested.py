@@ -367,6 +367,9 @@ class TierCopy:
     copy_s: float
     paused_s: float
     guest_clock_stopped: bool
+    revoke_s: float = 0.0  # the qom-set x-revoked-copy calls (QEMU maps the copy)
+    where: str = ""  # the copy's file system: /dev/hugepages, or /dev/shm without huge pages
+    guest_s: float = 0.0  # the guest's clock over the pause (with the agent's round trips around it)
 
 
 class PoolError(GuestError):
@@ -954,42 +957,78 @@ class NestedVm:
         self.run(f"mkswap {dev} >/dev/null && cxlt-swapon -p {t.priority} {dev}", timeout=120)
         return dev
 
-    def tier_to_ram(self) -> TierCopy:
-        """MemFlex's batch swap-in, driven by the host (docs/swap-design.md section 5): the VM
-        is paused (QMP stop), the pool has the device copy every chunk of the tier into L1's
-        RAM by DMA (CHUNK_COPY, `copy` request: a file in /dev/shm per run), each run's
-        backend is revoked with that copy (`x-revoked-copy`, QEMU patch 0009: a private
-        mapping of the copy over the range, the devdax file closed), and the VM continues:
-        the guest's tier now reads at memory speed, and the chunks can go back to the pool
-        (release_tier). The pause keeps the guest from writing a chunk between its copy and
-        the revocation. The guest's clock may not run while it is paused (kvmclock), so the
-        guest's uptime is read before and after: `guest_clock_stopped` tells a caller that
-        times in the guest to add `paused_s`."""
+    def tier_to_ram(self, pause: bool = True) -> TierCopy:
+        """MemFlex's batch swap-in, driven by the host (docs/swap-design.md section 5): the pool
+        has the device copy every chunk of the tier into L1's RAM by DMA (CHUNK_COPY, `copy`
+        request: a file on hugetlbfs, Host.hugepages), each run's backend is revoked with that
+        copy (`x-revoked-copy`, QEMU patch 0009: the copy mapped over the range, the devdax file
+        closed): the guest's tier now reads at memory speed, and the chunks can go back to the
+        pool (release_tier).
+
+        No write of the guest may fall between a chunk's copy and the revocation. pause=True:
+        the VM is paused for it (QMP stop/cont; the guest's clock may not run meanwhile,
+        kvmclock: `guest_clock_stopped` tells a caller that times in the guest to add
+        `paused_s`). pause=False: the caller has stopped the guest's writes to the tier (a
+        `swapoff` of it has begun: the kernel takes no new swap-outs there from its start);
+        the device's dirty bits prove it: the run's bits are cleared before the copy and must
+        still be clear after the revocation, else PoolError (a page the copy may have missed;
+        the chunks are kept, nothing is released)."""
         pool = self.host.pool
         if not self.tier_live or pool is None or pool.dead or self.qmp is None:
             raise PoolError(f"L2 VM {self.spec.name} has no tier on the device to take to RAM")
+        where = self.host.hugepages(sum(r.size for r in self.tier_live.values()))
+        live = list(self.tier_live.items())
+        shift = 12
+
+        def dirty(run: TierRun, clear: bool) -> int:
+            start, count = run.pages(shift)
+            flag = " --clear" if clear else ""
+            out = self.host.run(f"cxltrack harvest dirty {start} {count}{flag} --format count", timeout=120).out
+            return int(out.split()[-1])
+
         g1 = float(self.run("cut -d' ' -f1 /proc/uptime").out)
         h1 = time.monotonic()
-        self.qmp.command("stop")
-        copy_ms, nbytes, paths = 0.0, 0, []
+        steps: dict[str, float] = {}
+        if pause:
+            self.qmp.command("stop")
+            steps["stop"] = time.monotonic() - h1
+        else:
+            for _, run in live:
+                dirty(run, True)
+            steps["clear"] = time.monotonic() - h1
+        copy_ms, nbytes, paths, revoke_s = 0.0, 0, [], 0.0
         try:
-            for name, run in list(self.tier_live.items()):
-                path = f"/dev/shm/tiercopy-{self.spec.name}-{name}"
+            for name, run in live:
+                path = f"{where}/tiercopy-{self.spec.name}-{name}"
+                r0 = time.monotonic()
                 a = pool.ask(f"copy {self.spec.name} {run.first} {run.count} {path}")
+                steps["ask"] = steps.get("ask", 0.0) + time.monotonic() - r0
                 paths.append(path)
                 copy_ms += float(a["ms"])
                 nbytes += int(a["bytes"])
+                r0 = time.monotonic()
                 self.qmp.command("qom-set", path=f"/objects/{name}", property="x-revoked-copy", value=path)
+                revoke_s += time.monotonic() - r0
                 del self.tier_live[name]
         finally:
-            self.qmp.command("cont")
+            r0 = time.monotonic()
+            if pause:
+                self.qmp.command("cont")
+                steps["cont"] = time.monotonic() - r0
             h2 = time.monotonic()
             if paths:
-                # the private mappings keep the pages; the names are not needed any more
+                # QEMU's mapping keeps the pages (the VM's alone now); the names are not needed
                 self.host.run(f"rm -f {' '.join(paths)}", check=False)
+        written = 0 if pause else sum(dirty(run, False) for _, run in live)
         g2 = float(self.run("cut -d' ' -f1 /proc/uptime").out)
-        paused = h2 - h1
-        return TierCopy(nbytes, copy_ms / 1000, paused, (g2 - g1) < paused / 2)
+        paused = h2 - h1 if pause else 0.0
+        print(f"[nested] {self.spec.name}: tier to RAM: {', '.join(f'{k} {v:.3f} s' for k, v in steps.items())}")
+        if written:
+            raise PoolError(
+                f"L2 VM {self.spec.name}: {written} pages of its tier were written while the device copied it: "
+                "the copy may miss them; the chunks stay the VM's"
+            )
+        return TierCopy(nbytes, copy_ms / 1000, paused, pause and (g2 - g1) < paused / 2, revoke_s, where, g2 - g1)
 
     def _give_back_tier(self) -> None:
         """Release the tier's chunks (after the VM's QEMU exited); `tier_released` keeps the
@@ -1474,6 +1513,25 @@ class Host:
 
     def chunk_bytes(self) -> int:
         return 1 << int(self.run("cat /sys/class/cxltrack/cxltrack0/chunk_shift").out)
+
+    def hugepages(self, size: int) -> str:
+        """A directory in RAM for `size` bytes of copies that a VM's QEMU will map: hugetlbfs
+        (/dev/hugepages) with that many more 2 MiB pages reserved, so that the L2 guest's
+        first touch of the copy costs one nested page fault per 2 MiB, not per 4 KiB; /dev/shm
+        if the host cannot reserve them (said on stdout)."""
+        need = -(-size // (2 * MiB))
+        out = self.run(
+            "grep -q ' /dev/hugepages hugetlbfs' /proc/mounts || { mkdir -p /dev/hugepages && "
+            "mount -t hugetlbfs -o pagesize=2M none /dev/hugepages; } || exit 3; "
+            f"t=$(cat /proc/sys/vm/nr_hugepages); echo $((t + {need})) > /proc/sys/vm/nr_hugepages; "
+            "grep -E '^HugePages_(Total|Free)' /proc/meminfo",
+            check=False,
+        )
+        free = re.search(r"HugePages_Free:\s+(\d+)", out.out)
+        if out.status == 0 and free and int(free.group(1)) >= need:
+            return "/dev/hugepages"
+        print(f"[nested] no {need} huge pages for the tier's copy ({out.out.strip()} {out.err.strip()}): /dev/shm")
+        return "/dev/shm"
 
     def start_pool(self, offset: int = 0, size: int | None = None) -> Pool:
         """Start the swap tier's pool manager over the chunks that lie whole in bytes

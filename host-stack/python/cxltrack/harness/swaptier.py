@@ -295,9 +295,20 @@ def recovery_round(vm: NestedVm, limit: int, fill: int, seed: int, mode: str) ->
         # The swapped pages really are in the device's chunks (a tier that is RAM already would
         # make the batch a copy of nothing): read through /dev/dax0.0, before the timed part.
         nonzero = nonzero_pages(vm.host, run)
-        a = float(vm.run(f"{_uptime_cmd('a')}; echo max > {CGROUP}/memory.max; echo $a").out)
-        copy = vm.tier_to_ram()
-        b = float(vm.run(f"swapoff {tier}; {_uptime_cmd('b')}; touch {go}; echo $b", timeout=600).out)
+        # The guest's swapoff starts first: from its start the kernel puts no new page on the
+        # tier, so the host's copy under it cannot miss a write (tier_to_ram checks that with
+        # the device's dirty bits); the pages the swapoff has not read by the revocation it
+        # reads from RAM. Its end is written to a file the guest waits for.
+        done = f"/tmp/swapoff-{seed}.done"
+        a = float(
+            vm.run(
+                f"rm -f {done}; {_uptime_cmd('a')}; echo max > {CGROUP}/memory.max; "
+                f"(swapoff {tier}; {_uptime_cmd('b')}; echo $b > {done}.tmp; mv {done}.tmp {done}) "
+                ">/dev/null 2>&1 & echo $a"
+            ).out
+        )
+        copy = vm.tier_to_ram(pause=False)
+        b = float(vm.run(f"while [ ! -e {done} ]; do sleep 0.01; done; touch {go}; cat {done}", timeout=600).out)
         t = [a, b]
     else:
         swapoff = f"swapoff {tier}; " if mode == "swapoff" else ""
