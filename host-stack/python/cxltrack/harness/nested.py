@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from .agent import AgentChannel, CommandResult, GuestCommandError, GuestError
 from .image import DEFAULT_APPEND, EXTRA_MODULES, GUEST_IMAGE_DIR, InitramfsImage, InitramfsSpec, build_initramfs
@@ -369,7 +369,7 @@ class TierCopy:
     guest_clock_stopped: bool
     revoke_s: float = 0.0  # the qom-set x-revoked-copy calls (QEMU maps the copy)
     where: str = ""  # the copy's file system: /dev/hugepages, or /dev/shm without huge pages
-    guest_s: float = 0.0  # the guest's clock over the pause (with the agent's round trips around it)
+    host_s: float = 0.0  # the host's part, from before the copy to after the revocation
 
 
 class PoolError(GuestError):
@@ -957,7 +957,9 @@ class NestedVm:
         self.run(f"mkswap {dev} >/dev/null && cxlt-swapon -p {t.priority} {dev}", timeout=120)
         return dev
 
-    def tier_to_ram(self, pause: bool = True) -> TierCopy:
+    def tier_to_ram(
+        self, quiesced: bool = False, where: str | None = None, then: Callable[[], Any] | None = None
+    ) -> TierCopy:
         """MemFlex's batch swap-in, driven by the host (docs/swap-design.md section 5): the pool
         has the device copy every chunk of the tier into L1's RAM by DMA (CHUNK_COPY, `copy`
         request: a file on hugetlbfs, Host.hugepages), each run's backend is revoked with that
@@ -965,70 +967,83 @@ class NestedVm:
         closed): the guest's tier now reads at memory speed, and the chunks can go back to the
         pool (release_tier).
 
-        No write of the guest may fall between a chunk's copy and the revocation. pause=True:
-        the VM is paused for it (QMP stop/cont; the guest's clock may not run meanwhile,
-        kvmclock: `guest_clock_stopped` tells a caller that times in the guest to add
-        `paused_s`). pause=False: the caller has stopped the guest's writes to the tier (a
-        `swapoff` of it has begun: the kernel takes no new swap-outs there from its start);
-        the device's dirty bits prove it: the run's bits are cleared before the copy and must
-        still be clear after the revocation, else PoolError (a page the copy may have missed;
-        the chunks are kept, nothing is released)."""
+        No write of the guest may fall between a chunk's copy and the revocation. The pool
+        clears the run's dirty bits before the copy and copies again every chunk written during
+        a pass. quiesced=False: the VM is paused from before the copy to after the revocation
+        (QMP stop/cont; the guest's clock may not run meanwhile, kvmclock:
+        `guest_clock_stopped` tells a caller that times in the guest to add `paused_s`).
+        quiesced=True: the caller has stopped the guest's writes to the tier (its only swapping
+        cgroup's memory.swap.max = 0, or a swapoff begun); the VM runs, and the device's dirty
+        bits of the run must be clear after the revocation (nothing written after the pool's
+        last pass), else PoolError.
+
+        `where`: the directory for the copies (Host.hugepages, which a caller that times this
+        calls before; by default here). `then`: called at once after the revocation, before
+        the checks and the clean-up (a timed caller's next step: the guest's go)."""
         pool = self.host.pool
         if not self.tier_live or pool is None or pool.dead or self.qmp is None:
             raise PoolError(f"L2 VM {self.spec.name} has no tier on the device to take to RAM")
-        where = self.host.hugepages(sum(r.size for r in self.tier_live.values()))
+        if where is None:
+            where = self.host.hugepages(sum(r.size for r in self.tier_live.values()))
         live = list(self.tier_live.items())
-        shift = 12
-
-        def dirty(run: TierRun, clear: bool) -> int:
-            start, count = run.pages(shift)
-            flag = " --clear" if clear else ""
-            out = self.host.run(f"cxltrack harvest dirty {start} {count}{flag} --format count", timeout=120).out
-            return int(out.split()[-1])
-
-        g1 = float(self.run("cut -d' ' -f1 /proc/uptime").out)
-        h1 = time.monotonic()
+        paths = {name: f"{where}/tiercopy-{self.spec.name}-{name}" for name, _ in live}
         steps: dict[str, float] = {}
-        if pause:
-            self.qmp.command("stop")
-            steps["stop"] = time.monotonic() - h1
-        else:
-            for _, run in live:
-                dirty(run, True)
-            steps["clear"] = time.monotonic() - h1
-        copy_ms, nbytes, paths, revoke_s = 0.0, 0, [], 0.0
+        totals = {"ms": 0.0, "bytes": 0, "passes": 0}
+
+        def timed(step: str, fn: Callable[[], Any]) -> Any:
+            t0 = time.monotonic()
+            try:
+                return fn()
+            finally:
+                steps[step] = steps.get(step, 0.0) + time.monotonic() - t0
+
+        def copy(name: str, run: TierRun) -> None:
+            a = pool.ask(f"copy {self.spec.name} {run.first} {run.count} {paths[name]}")
+            totals["ms"] += float(a["ms"])
+            totals["bytes"] += int(a["bytes"])
+            totals["passes"] = max(totals["passes"], int(a["passes"]))
+
+        g1 = 0.0 if quiesced else float(self.run("cut -d' ' -f1 /proc/uptime").out)
+        h1 = time.monotonic()
         try:
+            if not quiesced:
+                timed("stop", functools.partial(self.qmp.command, "stop"))
             for name, run in live:
-                path = f"{where}/tiercopy-{self.spec.name}-{name}"
-                r0 = time.monotonic()
-                a = pool.ask(f"copy {self.spec.name} {run.first} {run.count} {path}")
-                steps["ask"] = steps.get("ask", 0.0) + time.monotonic() - r0
-                paths.append(path)
-                copy_ms += float(a["ms"])
-                nbytes += int(a["bytes"])
-                r0 = time.monotonic()
-                self.qmp.command("qom-set", path=f"/objects/{name}", property="x-revoked-copy", value=path)
-                revoke_s += time.monotonic() - r0
+                timed("copy", functools.partial(copy, name, run))
+            for name, _ in live:
+                timed("remap", functools.partial(self._revoke_with_copy, name, paths[name]))
                 del self.tier_live[name]
         finally:
-            r0 = time.monotonic()
-            if pause:
-                self.qmp.command("cont")
-                steps["cont"] = time.monotonic() - r0
+            if not quiesced:
+                timed("cont", functools.partial(self.qmp.command, "cont"))
             h2 = time.monotonic()
-            if paths:
-                # QEMU's mapping keeps the pages (the VM's alone now); the names are not needed
-                self.host.run(f"rm -f {' '.join(paths)}", check=False)
-        written = 0 if pause else sum(dirty(run, False) for _, run in live)
-        g2 = float(self.run("cut -d' ' -f1 /proc/uptime").out)
-        paused = h2 - h1 if pause else 0.0
-        print(f"[nested] {self.spec.name}: tier to RAM: {', '.join(f'{k} {v:.3f} s' for k, v in steps.items())}")
+        if then is not None:
+            then()
+        # QEMU's mapping keeps the pages (the VM's alone now); the names are not needed
+        self.host.run(f"rm -f {' '.join(paths.values())}", check=False)
+        written = 0
+        if quiesced:
+            for _, run in live:
+                start, count = run.pages(12)
+                out = self.host.run(f"cxltrack harvest dirty {start} {count} --format count", timeout=120).out
+                written += int(out.split()[-1])
+        paused = 0.0 if quiesced else h2 - h1
+        stopped = not quiesced and float(self.run("cut -d' ' -f1 /proc/uptime").out) - g1 < paused / 2
+        print(
+            f"[nested] {self.spec.name}: tier to RAM: {', '.join(f'{k} {v:.3f} s' for k, v in steps.items())}"
+            f"; copy passes {totals['passes']}"
+        )
         if written:
             raise PoolError(
-                f"L2 VM {self.spec.name}: {written} pages of its tier were written while the device copied it: "
-                "the copy may miss them; the chunks stay the VM's"
+                f"L2 VM {self.spec.name}: {written} pages of its tier were written after the pool's last copy pass"
             )
-        return TierCopy(nbytes, copy_ms / 1000, paused, pause and (g2 - g1) < paused / 2, revoke_s, where, g2 - g1)
+        return TierCopy(
+            int(totals["bytes"]), totals["ms"] / 1000, paused, stopped, steps.get("remap", 0.0), where, h2 - h1
+        )
+
+    def _revoke_with_copy(self, name: str, path: str) -> None:
+        assert self.qmp is not None
+        self.qmp.command("qom-set", path=f"/objects/{name}", property="x-revoked-copy", value=path)
 
     def _give_back_tier(self) -> None:
         """Release the tier's chunks (after the VM's QEMU exited); `tier_released` keeps the

@@ -259,12 +259,12 @@ class Recovery:
     """The workload's recovery after its limit was lifted: `seconds` from lifting the limit to
     its last word verified. mode "fault": by the workload's own faults; "swapoff": the guest's
     `swapoff` of the tier first (`swapoff_s` of it, from the lift); "host": the host's batch
-    (NestedVm.tier_to_ram: the device copies the tier into L1's RAM by DMA while the VM is
-    paused, `copy`), then the guest's `swapoff` of the tier, now served from RAM."""
+    (NestedVm.tier_to_ram: the device copies the whole tier into L1's RAM by DMA, `copy`, and
+    the tier is served from that copy), then the workload's faults read RAM."""
 
     mode: str
     seconds: float
-    swapoff_s: float
+    swapoff_s: float  # swapoff: until the swapoff ended; host: until the host's copy was mapped
     swapped_kib: dict[str, int]  # per area, while the workload waited
     verified: Verified
     tier_dev: str = TIER
@@ -295,20 +295,20 @@ def recovery_round(vm: NestedVm, limit: int, fill: int, seed: int, mode: str) ->
         # The swapped pages really are in the device's chunks (a tier that is RAM already would
         # make the batch a copy of nothing): read through /dev/dax0.0, before the timed part.
         nonzero = nonzero_pages(vm.host, run)
-        # The guest's swapoff starts first: from its start the kernel puts no new page on the
-        # tier, so the host's copy under it cannot miss a write (tier_to_ram checks that with
-        # the device's dirty bits); the pages the swapoff has not read by the revocation it
-        # reads from RAM. Its end is written to a file the guest waits for.
-        done = f"/tmp/swapoff-{seed}.done"
+        # Timed from the limit's lift. With the limit the cgroup's swap is closed
+        # (memory.swap.max 0: the workload, the guest's only swapping cgroup, puts no new page
+        # on the tier); the device copies the tier into L1's RAM while the guest runs and the
+        # tier is revoked with the copy (NestedVm.tier_to_ram, which checks with the device's
+        # dirty bits that nothing was written after the copy); then the workload goes and takes
+        # its pages back by its own faults, from RAM now. The tier is swapped off afterwards
+        # (untimed; it holds nothing the workload still needs once it has verified).
         a = float(
             vm.run(
-                f"rm -f {done}; {_uptime_cmd('a')}; echo max > {CGROUP}/memory.max; "
-                f"(swapoff {tier}; {_uptime_cmd('b')}; echo $b > {done}.tmp; mv {done}.tmp {done}) "
-                ">/dev/null 2>&1 & echo $a"
+                f"{_uptime_cmd('a')}; echo 0 > {CGROUP}/memory.swap.max; echo max > {CGROUP}/memory.max; echo $a"
             ).out
         )
-        copy = vm.tier_to_ram(pause=False)
-        b = float(vm.run(f"while [ ! -e {done} ]; do sleep 0.01; done; touch {go}; cat {done}", timeout=600).out)
+        copy = vm.tier_to_ram(quiesced=True)
+        b = float(vm.run(f"{_uptime_cmd('b')}; touch {go}; echo $b").out)
         t = [a, b]
     else:
         swapoff = f"swapoff {tier}; " if mode == "swapoff" else ""
@@ -321,6 +321,8 @@ def recovery_round(vm: NestedVm, limit: int, fill: int, seed: int, mode: str) ->
             ).out.split()
         ]
     verified = Verified.parse(memtest_done(vm, out), fill, seed)
+    if mode == "host":
+        vm.run(f"echo max > {CGROUP}/memory.swap.max; swapoff {tier}", timeout=600)
     start = t[0]
     added = copy.paused_s if copy is not None and copy.guest_clock_stopped else 0.0
     seconds = verified.verified_at - start + added if verified.verified_at is not None else float("nan")
