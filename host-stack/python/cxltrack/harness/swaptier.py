@@ -167,8 +167,9 @@ def swap_on(vm: NestedVm, area: str, priority: int) -> None:
 
 
 def tier_on(vm: NestedVm, priority: int = 10) -> None:
-    """Swap to the VM's current tier device again (NestedVm.tier_dev)."""
-    swap_on(vm, vm.tier_dev, priority)
+    """Swap to the VM's current tier device again (NestedVm.tier_dev), unless it is on."""
+    if vm.tier_dev not in vm.swaps():
+        swap_on(vm, vm.tier_dev, priority)
 
 
 def zram_on(vm: NestedVm, size: int, priority: int = 5) -> str | None:
