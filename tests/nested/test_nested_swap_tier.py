@@ -415,9 +415,10 @@ def test_recovery_batch_swap_in_then_release(host: Host, swap_tier_lines: list[s
     """Issue 15 items 2 and 4, small (`make experiments-memflex` is the full one): a VM whose
     fresh tier reads zero swaps a workload out to it three times; once the limit is raised the
     workload recovers (touches and checks every page) by its own faults, then after the
-    guest's `swapoff` of the tier, then after the host's batch swap-in (NestedVm.tier_to_ram:
-    the cgroup's swap closed, the device copies the whole tier into L1's RAM by DMA,
-    CHUNK_COPY, the tier is served from that copy; the workload's faults then read RAM). The
+    guest's `swapoff` of the tier, then with the host's batch swap-in beside it
+    (NestedVm.tier_to_ram: the cgroup's swap closed, the device copies the whole tier into L1's
+    RAM by DMA, CHUNK_COPY, the tier is served from that copy; the workload's faults read RAM
+    from then on). The
     host's batch must
     recover at least BATCH_MARGIN times faster than the faults. The VM then gives its chunks
     back while it runs: the pool's release, every chunk FREE and zero, none owned. Isolation
@@ -452,7 +453,7 @@ def test_recovery_batch_swap_in_then_release(host: Host, swap_tier_lines: list[s
         f"host batch {batch.seconds:.2f} s (device copy {batch.copy.copy_s:.3f} s of {batch.copy.bytes // MiB} MiB, "
         f"into {batch.copy.where}, QEMU's remap {batch.copy.revoke_s:.3f} s, "
         f"paused {batch.copy.paused_s:.2f} s, guest clock stopped {batch.copy.guest_clock_stopped}, "
-        f"host part {batch.copy.host_s:.2f} s, the workload's go at {batch.swapoff_s:.2f} s); "
+        f"host part {batch.copy.host_s:.2f} s beside the running workload); "
         f"recovery_batch_vs_fault={fault.seconds / batch.seconds:.2f} "
         f"swapoff_vs_fault={fault.seconds / swapoff.seconds:.2f}; released {released.answer['released']} chunks "
         f"(scrub {released.answer.get('scrub_ms', '?')} ms); isolation_violations={violations}"

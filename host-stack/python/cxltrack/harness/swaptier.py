@@ -260,12 +260,13 @@ class Recovery:
     """The workload's recovery after its limit was lifted: `seconds` from lifting the limit to
     its last word verified. mode "fault": by the workload's own faults; "swapoff": the guest's
     `swapoff` of the tier first (`swapoff_s` of it, from the lift); "host": the host's batch
-    (NestedVm.tier_to_ram: the device copies the whole tier into L1's RAM by DMA, `copy`, and
-    the tier is served from that copy), then the workload's faults read RAM."""
+    beside the running workload (NestedVm.tier_to_ram: the device copies the whole tier into
+    L1's RAM by DMA, `copy`, and the tier is served from that copy): the workload's faults read
+    the device until then and RAM after."""
 
     mode: str
     seconds: float
-    swapoff_s: float  # swapoff: until the swapoff ended; host: until the host's copy was mapped
+    swapoff_s: float  # swapoff: until the swapoff ended; host: about until the host's copy was mapped
     swapped_kib: dict[str, int]  # per area, while the workload waited
     verified: Verified
     tier_dev: str = TIER
@@ -298,18 +299,21 @@ def recovery_round(vm: NestedVm, limit: int, fill: int, seed: int, mode: str) ->
         nonzero = nonzero_pages(vm.host, run)
         # Timed from the limit's lift. With the limit the cgroup's swap is closed
         # (memory.swap.max 0: the workload, the guest's only swapping cgroup, puts no new page
-        # on the tier); the device copies the tier into L1's RAM while the guest runs and the
-        # tier is revoked with the copy (NestedVm.tier_to_ram, which checks with the device's
-        # dirty bits that nothing was written after the copy); then the workload goes and takes
-        # its pages back by its own faults, from RAM now. The tier is swapped off afterwards
-        # (untimed; it holds nothing the workload still needs once it has verified).
+        # on the tier) and the workload goes at once, taking its pages back by its own faults;
+        # meanwhile the device copies the tier into L1's RAM and the tier is revoked with the
+        # copy (NestedVm.tier_to_ram, which checks with the device's dirty bits that nothing was
+        # written after the copy): the faults after that read RAM. The host's batch runs beside
+        # the VM, as MemFlex's proactive swap-in does; no agent round trip waits for it. The
+        # tier is swapped off afterwards (untimed; nothing the workload needs is left there).
+        where = vm.host.hugepages(run.size)  # the host's RAM for the copy, set aside before
         a = float(
             vm.run(
-                f"{_uptime_cmd('a')}; echo 0 > {CGROUP}/memory.swap.max; echo max > {CGROUP}/memory.max; echo $a"
+                f"{_uptime_cmd('a')}; echo 0 > {CGROUP}/memory.swap.max; echo max > {CGROUP}/memory.max; "
+                f"touch {go}; echo $a"
             ).out
         )
-        copy = vm.tier_to_ram(quiesced=True)
-        b = float(vm.run(f"{_uptime_cmd('b')}; touch {go}; echo $b").out)
+        copy = vm.tier_to_ram(quiesced=True, where=where)
+        b = a + copy.host_s  # about when the copy was mapped (the host's clock for its part)
         t = [a, b]
     else:
         swapoff = f"swapoff {tier}; " if mode == "swapoff" else ""
