@@ -19,11 +19,15 @@
  *   grow VM N             ok vm=VM owner=O first=C count=N dpa=0xD bytes=S
  *                         (a contiguous run of N free chunks, assigned to O)
  *   list VM               ok vm=VM owner=O chunks=N runs=C+N,...
- *   copy VM FIRST N PATH  ok vm=VM owner=O first=F count=N bytes=S ms=T path=PATH
+ *   copy VM FIRST N PATH  ok vm=VM owner=O first=F count=N bytes=S ms=T passes=P path=PATH
  *                         (the device copies the VM's chunks FIRST..FIRST+N-1 by DMA,
- *                         CHUNK_COPY, into the file PATH under /dev/shm/, created
+ *                         CHUNK_COPY, into the file PATH in /dev/shm/ or /dev/hugepages/
+ *                         (hugetlbfs: the VM's QEMU maps it with 2 MiB pages), created
  *                         or truncated to N chunks: the batch swap-in's one pass;
- *                         the VM must not write them meanwhile: its QEMU is paused)
+ *                         the run's dirty bits are cleared first and read after each
+ *                         pass: chunks written during a pass are copied again, up to 4
+ *                         passes, else an error; the caller stops the VM's writes to
+ *                         the run before it maps the copy, and checks the bits after)
  *   release VM            ok vm=VM owner=O released=N scrub_ms=T lost=L
  *                         (released, scrubbed by the device, VM forgotten; L chunks a
  *                         reset took from it went back to the pool unreleased)
@@ -79,6 +83,7 @@ struct pool {
 	struct cxltrack *t;
 	unsigned int first, count;	/* the chunks this pool hands out */
 	uint64_t chunk_bytes;
+	unsigned int page_shift;	/* the device's tracking page */
 	struct vm vms[MAX_VMS];
 	int *holder;		/* per chunk of the range: index into vms, or -1 */
 	uint8_t *scrubbing;	/* per chunk of the range: released, SCRUB_DONE not seen */
@@ -386,16 +391,29 @@ static int do_list(struct pool *p, struct vm *vm, char *out, size_t len)
 }
 
 /*
- * The copy goes to RAM (tmpfs) only: the pool runs as root and a request
- * must not name any file of the host; a name of safe characters.
+ * The copy goes to RAM (tmpfs or hugetlbfs) only: the pool runs as root and
+ * a request must not name any file of the host; a name of safe characters.
  */
 static int good_copy_path(const char *s)
 {
-	static const char dir[] = "/dev/shm/";
+	static const char *const dirs[] = { "/dev/shm/", "/dev/hugepages/" };
 
-	if (strncmp(s, dir, sizeof(dir) - 1) || strlen(s) > LINE_MAX_LEN / 2)
+	if (strlen(s) > LINE_MAX_LEN / 2)
 		return 0;
-	return good_name(s + sizeof(dir) - 1);
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (!strncmp(s, dirs[i], strlen(dirs[i])))
+			return good_name(s + strlen(dirs[i]));
+	return 0;
+}
+
+static uint64_t pages_per_chunk(struct pool *p)
+{
+	return p->chunk_bytes >> p->page_shift;
+}
+
+static uint64_t chunk_page(struct pool *p, unsigned int chunk)
+{
+	return (uint64_t)chunk * pages_per_chunk(p);
 }
 
 static int do_copy(struct pool *p, struct vm *vm, unsigned int first, unsigned int n,
@@ -404,6 +422,7 @@ static int do_copy(struct pool *p, struct vm *vm, unsigned int first, unsigned i
 	int idx = (int)(vm - p->vms);
 	size_t bytes = (size_t)n * p->chunk_bytes;
 	double t0 = now_ms();
+	unsigned int passes = 0;
 	uint8_t *map;
 	int fd, ret = 0;
 
@@ -425,16 +444,57 @@ static int do_copy(struct pool *p, struct vm *vm, unsigned int first, unsigned i
 	close(fd);
 	if (map == MAP_FAILED)
 		return reply(out, len, "error copy: mmap %s: %s", path, strerror(errno));
-	for (unsigned int i = 0; i < n && !ret; i++)
-		ret = cxltrack_chunk_copy(p->t, first + i, vm->owner, map + i * p->chunk_bytes,
-					  p->chunk_bytes);
+	/*
+	 * Every chunk once, then again each chunk a write reached during the pass
+	 * (its dirty bits, cleared before the first pass): the copy the caller maps
+	 * holds every write the device saw before the last pass's check.
+	 */
+	size_t per = cxltrack_harvest_bytes(CXLT_HARVEST_DIRTY, pages_per_chunk(p) * n);
+	uint8_t *bits = calloc(1, per);
+	uint8_t *redo = calloc(n, 1);
+	uint64_t set = 0;
+
+	if (!bits || !redo)
+		ret = -ENOMEM;
+	if (!ret)
+		ret = cxltrack_harvest(p->t, CXLT_HARVEST_DIRTY, chunk_page(p, first),
+				       pages_per_chunk(p) * n, CXLT_HARVEST_F_CLEAR, bits, per, &set);
+	memset(redo, 1, n);
+	while (!ret && passes < 4) {
+		unsigned int again = 0;
+
+		passes++;
+		for (unsigned int i = 0; i < n && !ret; i++)
+			if (redo[i])
+				ret = cxltrack_chunk_copy(p->t, first + i, vm->owner,
+							  map + i * p->chunk_bytes, p->chunk_bytes);
+		if (!ret)
+			ret = cxltrack_harvest(p->t, CXLT_HARVEST_DIRTY, chunk_page(p, first),
+					       pages_per_chunk(p) * n, CXLT_HARVEST_F_CLEAR, bits,
+					       per, &set);
+		for (unsigned int i = 0; i < n && !ret; i++) {
+			uint64_t ppc = pages_per_chunk(p);
+
+			redo[i] = 0;
+			for (uint64_t q = i * ppc; q < (i + 1) * ppc; q++)
+				if (bits[q / 8] >> (q % 8) & 1)
+					redo[i] = 1;
+			again += redo[i];
+		}
+		if (!ret && !again)
+			break;
+		if (!ret && passes == 4)
+			ret = -EAGAIN;
+	}
+	free(bits);
+	free(redo);
 	munmap(map, bytes);
 	if (ret) {
 		unlink(path);
 		return reply(out, len, "error copy: chunk copy: %s", cxltrack_strerror(ret));
 	}
-	return reply(out, len, "ok vm=%s owner=%u first=%u count=%u bytes=%zu ms=%.1f path=%s",
-		     vm->name, vm->owner, first, n, bytes, now_ms() - t0, path);
+	return reply(out, len, "ok vm=%s owner=%u first=%u count=%u bytes=%zu ms=%.1f passes=%u path=%s",
+		     vm->name, vm->owner, first, n, bytes, now_ms() - t0, passes, path);
 }
 
 static int do_release(struct pool *p, struct vm *vm, char *out, size_t len)
@@ -513,7 +573,7 @@ static void handle(struct pool *p, char *line, char *out, size_t len)
 		else if (parse_uint(argv[2], UINT32_MAX, &first) || parse_uint(argv[3], 64, &n) || !n)
 			reply(out, len, "error copy: bad FIRST '%s' or N '%s' (1..64)", argv[2], argv[3]);
 		else if (!good_copy_path(argv[4]))
-			reply(out, len, "error copy: PATH must be /dev/shm/NAME");
+			reply(out, len, "error copy: PATH must be /dev/shm/NAME or /dev/hugepages/NAME");
 		else
 			do_copy(p, vm, (unsigned int)first, (unsigned int)n, argv[4], out, len);
 		return;
@@ -587,6 +647,7 @@ static int serve(int argc, char **argv)
 	p.first = (unsigned int)first;
 	p.count = (unsigned int)count;
 	p.chunk_bytes = 1ULL << p.t->info.chunk_shift;
+	p.page_shift = p.t->info.page_shift;
 	p.bitmap_len = (p.t->info.num_chunks + 7) / 8;
 	p.bitmap = calloc(1, p.bitmap_len);
 	p.holder = malloc(count * sizeof(*p.holder));

@@ -39,7 +39,8 @@ class Inexpressible(Exception):
 CAPABILITIES: set[str] = set()
 # The core has the DMA port (CAP_DMA.PRESENT = 1, LIST = 1; sim/tb/env.py HostPort is the host
 # memory): it replays the `dma` and `dma_list` cases. The board wrapper builds the core without it
-# (docs/rtl-notes.md, "DMA harvest") and skips them with the reason.
+# (docs/rtl-notes.md, "DMA harvest") and skips them with the reason. Neither has a copy engine
+# (CAP_DMA.COPY = 0): the `dma_copy` case (CHUNK_COPY, spec 7.1) is skipped with the reason.
 CORE_CAPABILITIES: set[str] = CAPABILITIES | {"dma", "dma_list"}
 
 

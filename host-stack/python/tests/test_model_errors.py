@@ -47,7 +47,7 @@ def busy_device() -> Device:
 def expected_status(
     op: int, a0: int, a1: int, a2: int, clear: bool, decay: bool, rsvd: int, dma: bool = False, lst: bool = False
 ) -> Status:
-    """The spec's validation order, written from docs/spec.md sections 5, 5.3 and 5.4."""
+    """The spec's validation order, written from docs/spec.md sections 5, 5.3, 5.4 and 7.1."""
     if op not in {o.value for o in Op}:
         return Status.UNKNOWN_OP
     o = Op(op)
@@ -88,6 +88,14 @@ def expected_status(
             return Status.RANGE
         if o == Op.CHUNK_ASSIGN:
             return Status.BUSY if a0 == 2 else Status.OK
+        if a0 != 2:
+            return Status.STATE
+        return Status.OK if a1 == 17 else Status.PERM
+    if o == Op.CHUNK_COPY:  # the default device has CAP_DMA.COPY; only chunk 2 is owned, by 17
+        if a2 % 64:
+            return Status.ALIGN
+        if a0 >= CFG.chunks or not 1 <= a1 <= 0xFFFF or a2 + CFG.chunk_size > 2**64:
+            return Status.RANGE
         if a0 != 2:
             return Status.STATE
         return Status.OK if a1 == 17 else Status.PERM

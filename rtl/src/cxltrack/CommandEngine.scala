@@ -280,10 +280,12 @@ class CommandEngine(p: CxlTrackParams) extends Module {
   val isHarvest = op === Op.HARVEST_DIRTY.U || op === Op.HARVEST_ACCESSED.U || op === Op.HARVEST_HOTNESS.U
   // DMA: only on a harvest, only where the configuration has the DMA port (CAP_DMA.PRESENT)
   // LIST: only with DMA, only on the bitmap harvests (CAP_DMA.LIST is 1 wherever the DMA port exists)
+  // CHUNK_COPY (spec 7.1): this core has no copy engine (CAP_DMA.COPY = 0), so the opcode is refused
+  // with FLAGS, as the spec's check order gives for a device without it.
   val isBitmap = op === Op.HARVEST_DIRTY.U || op === Op.HARVEST_ACCESSED.U
   val flagsBad = rsvd =/= 0.U || ((clear || decay) && !isHarvest) ||
     (decay && (op =/= Op.HARVEST_HOTNESS.U || clear)) || (dma && (!isHarvest || (p.dmaAddrBits == 0).B)) ||
-    (lst && (!dma || !isBitmap))
+    (lst && (!dma || !isBitmap)) || op === Op.CHUNK_COPY.U
   val alignBad = arg0(5, 0) =/= 0.U || arg1(5, 0) =/= 0.U || (dma && arg2(5, 0) =/= 0.U)
   val harvestLimit =
     Mux(op === Op.HARVEST_HOTNESS.U, Regs.HARVEST_MAX_HOTNESS_PAGES.U, Regs.HARVEST_MAX_BITMAP_PAGES.U)

@@ -141,7 +141,8 @@ def one_vm(host: Host, args: argparse.Namespace) -> tuple[list[SwapIn], list[Rec
             extra = ""
             if r.copy is not None:
                 extra = (
-                    f", device copy {r.copy.bytes // MiB} MiB in {r.copy.copy_s:.3f} s, paused {r.copy.paused_s:.2f} s "
+                    f", device copy {r.copy.bytes // MiB} MiB in {r.copy.copy_s:.3f} s into {r.copy.where}, "
+                    f"QEMU's remap {r.copy.revoke_s:.3f} s, paused {r.copy.paused_s:.2f} s "
                     f"(guest clock stopped: {r.copy.guest_clock_stopped}), tier pages on the device "
                     f"{r.tier_nonzero_pages}"
                 )
@@ -217,7 +218,11 @@ def plot(swapins: list[SwapIn], recoveries: list[Recovery], hybrid: list[dict[st
 
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.6))
     names = {TIER: "tier (pmem)", "/dev/zram0": "zram", HDD_LABEL: "disk (hdd)", ZSWAP_LABEL: "zswap + hdd"}
-    axes[0].bar([names.get(s.name.split(":")[0], "disk (RAM)") for s in swapins], [s.ms_per_mib for s in swapins])
+    # the hdd's label has a colon in it: look the whole name up first (else its bar fell on the RAM disk's)
+    axes[0].bar(
+        [names.get(s.name, names.get(s.name.split(":")[0], "disk (RAM)")) for s in swapins],
+        [s.ms_per_mib for s in swapins],
+    )
     axes[0].set_yscale("log")
     axes[0].set_title("batch swap-in (swapoff), ms per MiB")
     per_mode = {m: [r.seconds for r in recoveries if r.mode == m] for m in RECOVERY_MODES}

@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from .agent import AgentChannel, CommandResult, GuestCommandError, GuestError
 from .image import DEFAULT_APPEND, EXTRA_MODULES, GUEST_IMAGE_DIR, InitramfsImage, InitramfsSpec, build_initramfs
@@ -367,6 +367,9 @@ class TierCopy:
     copy_s: float
     paused_s: float
     guest_clock_stopped: bool
+    revoke_s: float = 0.0  # the qom-set x-revoked-copy calls (QEMU maps the copy)
+    where: str = ""  # the copy's file system: /dev/hugepages, or /dev/shm without huge pages
+    host_s: float = 0.0  # the host's part, from before the copy to after the revocation
 
 
 class PoolError(GuestError):
@@ -954,42 +957,93 @@ class NestedVm:
         self.run(f"mkswap {dev} >/dev/null && cxlt-swapon -p {t.priority} {dev}", timeout=120)
         return dev
 
-    def tier_to_ram(self) -> TierCopy:
-        """MemFlex's batch swap-in, driven by the host (docs/swap-design.md section 5): the VM
-        is paused (QMP stop), the pool has the device copy every chunk of the tier into L1's
-        RAM by DMA (CHUNK_COPY, `copy` request: a file in /dev/shm per run), each run's
-        backend is revoked with that copy (`x-revoked-copy`, QEMU patch 0009: a private
-        mapping of the copy over the range, the devdax file closed), and the VM continues:
-        the guest's tier now reads at memory speed, and the chunks can go back to the pool
-        (release_tier). The pause keeps the guest from writing a chunk between its copy and
-        the revocation. The guest's clock may not run while it is paused (kvmclock), so the
-        guest's uptime is read before and after: `guest_clock_stopped` tells a caller that
-        times in the guest to add `paused_s`."""
+    def tier_to_ram(
+        self, quiesced: bool = False, where: str | None = None, then: Callable[[], Any] | None = None
+    ) -> TierCopy:
+        """MemFlex's batch swap-in, driven by the host (docs/swap-design.md section 5): the pool
+        has the device copy every chunk of the tier into L1's RAM by DMA (CHUNK_COPY, `copy`
+        request: a file on hugetlbfs, Host.hugepages), each run's backend is revoked with that
+        copy (`x-revoked-copy`, QEMU patch 0009: the copy mapped over the range, the devdax file
+        closed): the guest's tier now reads at memory speed, and the chunks can go back to the
+        pool (release_tier).
+
+        No write of the guest may fall between a chunk's copy and the revocation. The pool
+        clears the run's dirty bits before the copy and copies again every chunk written during
+        a pass. quiesced=False: the VM is paused from before the copy to after the revocation
+        (QMP stop/cont; the guest's clock may not run meanwhile, kvmclock:
+        `guest_clock_stopped` tells a caller that times in the guest to add `paused_s`).
+        quiesced=True: the caller has stopped the guest's writes to the tier (its only swapping
+        cgroup's memory.swap.max = 0, or a swapoff begun); the VM runs, and the device's dirty
+        bits of the run must be clear after the revocation (nothing written after the pool's
+        last pass), else PoolError.
+
+        `where`: the directory for the copies (Host.hugepages, which a caller that times this
+        calls before; by default here). `then`: called at once after the revocation, before
+        the checks and the clean-up (a timed caller's next step: the guest's go)."""
         pool = self.host.pool
         if not self.tier_live or pool is None or pool.dead or self.qmp is None:
             raise PoolError(f"L2 VM {self.spec.name} has no tier on the device to take to RAM")
-        g1 = float(self.run("cut -d' ' -f1 /proc/uptime").out)
+        if where is None:
+            where = self.host.hugepages(sum(r.size for r in self.tier_live.values()))
+        live = list(self.tier_live.items())
+        paths = {name: f"{where}/tiercopy-{self.spec.name}-{name}" for name, _ in live}
+        steps: dict[str, float] = {}
+        totals = {"ms": 0.0, "bytes": 0, "passes": 0}
+
+        def timed(step: str, fn: Callable[[], Any]) -> Any:
+            t0 = time.monotonic()
+            try:
+                return fn()
+            finally:
+                steps[step] = steps.get(step, 0.0) + time.monotonic() - t0
+
+        def copy(name: str, run: TierRun) -> None:
+            a = pool.ask(f"copy {self.spec.name} {run.first} {run.count} {paths[name]}")
+            totals["ms"] += float(a["ms"])
+            totals["bytes"] += int(a["bytes"])
+            totals["passes"] = max(totals["passes"], int(a["passes"]))
+
+        g1 = 0.0 if quiesced else float(self.run("cut -d' ' -f1 /proc/uptime").out)
         h1 = time.monotonic()
-        self.qmp.command("stop")
-        copy_ms, nbytes, paths = 0.0, 0, []
         try:
-            for name, run in list(self.tier_live.items()):
-                path = f"/dev/shm/tiercopy-{self.spec.name}-{name}"
-                a = pool.ask(f"copy {self.spec.name} {run.first} {run.count} {path}")
-                paths.append(path)
-                copy_ms += float(a["ms"])
-                nbytes += int(a["bytes"])
-                self.qmp.command("qom-set", path=f"/objects/{name}", property="x-revoked-copy", value=path)
+            if not quiesced:
+                timed("stop", functools.partial(self.qmp.command, "stop"))
+            for name, run in live:
+                timed("copy", functools.partial(copy, name, run))
+            for name, _ in live:
+                timed("remap", functools.partial(self._revoke_with_copy, name, paths[name]))
                 del self.tier_live[name]
         finally:
-            self.qmp.command("cont")
+            if not quiesced:
+                timed("cont", functools.partial(self.qmp.command, "cont"))
             h2 = time.monotonic()
-            if paths:
-                # the private mappings keep the pages; the names are not needed any more
-                self.host.run(f"rm -f {' '.join(paths)}", check=False)
-        g2 = float(self.run("cut -d' ' -f1 /proc/uptime").out)
-        paused = h2 - h1
-        return TierCopy(nbytes, copy_ms / 1000, paused, (g2 - g1) < paused / 2)
+        if then is not None:
+            then()
+        # QEMU's mapping keeps the pages (the VM's alone now); the names are not needed
+        self.host.run(f"rm -f {' '.join(paths.values())}", check=False)
+        written = 0
+        if quiesced:
+            for _, run in live:
+                start, count = run.pages(12)
+                out = self.host.run(f"cxltrack harvest dirty {start} {count} --format count", timeout=120).out
+                written += int(out.split()[-1])
+        paused = 0.0 if quiesced else h2 - h1
+        stopped = not quiesced and float(self.run("cut -d' ' -f1 /proc/uptime").out) - g1 < paused / 2
+        print(
+            f"[nested] {self.spec.name}: tier to RAM: {', '.join(f'{k} {v:.3f} s' for k, v in steps.items())}"
+            f"; copy passes {totals['passes']}"
+        )
+        if written:
+            raise PoolError(
+                f"L2 VM {self.spec.name}: {written} pages of its tier were written after the pool's last copy pass"
+            )
+        return TierCopy(
+            int(totals["bytes"]), totals["ms"] / 1000, paused, stopped, steps.get("remap", 0.0), where, h2 - h1
+        )
+
+    def _revoke_with_copy(self, name: str, path: str) -> None:
+        assert self.qmp is not None
+        self.qmp.command("qom-set", path=f"/objects/{name}", property="x-revoked-copy", value=path)
 
     def _give_back_tier(self) -> None:
         """Release the tier's chunks (after the VM's QEMU exited); `tier_released` keeps the
@@ -1474,6 +1528,25 @@ class Host:
 
     def chunk_bytes(self) -> int:
         return 1 << int(self.run("cat /sys/class/cxltrack/cxltrack0/chunk_shift").out)
+
+    def hugepages(self, size: int) -> str:
+        """A directory in RAM for `size` bytes of copies that a VM's QEMU will map: hugetlbfs
+        (/dev/hugepages) with that many more 2 MiB pages reserved, so that the L2 guest's
+        first touch of the copy costs one nested page fault per 2 MiB, not per 4 KiB; /dev/shm
+        if the host cannot reserve them (said on stdout)."""
+        need = -(-size // (2 * MiB))
+        out = self.run(
+            "grep -q ' /dev/hugepages hugetlbfs' /proc/mounts || { mkdir -p /dev/hugepages && "
+            "mount -t hugetlbfs -o pagesize=2M none /dev/hugepages; } || exit 3; "
+            f"t=$(cat /proc/sys/vm/nr_hugepages); echo $((t + {need})) > /proc/sys/vm/nr_hugepages; "
+            "grep -E '^HugePages_(Total|Free)' /proc/meminfo",
+            check=False,
+        )
+        free = re.search(r"HugePages_Free:\s+(\d+)", out.out)
+        if out.status == 0 and free and int(free.group(1)) >= need:
+            return "/dev/hugepages"
+        print(f"[nested] no {need} huge pages for the tier's copy ({out.out.strip()} {out.err.strip()}): /dev/shm")
+        return "/dev/shm"
 
     def start_pool(self, offset: int = 0, size: int | None = None) -> Pool:
         """Start the swap tier's pool manager over the chunks that lie whole in bytes

@@ -167,8 +167,9 @@ def swap_on(vm: NestedVm, area: str, priority: int) -> None:
 
 
 def tier_on(vm: NestedVm, priority: int = 10) -> None:
-    """Swap to the VM's current tier device again (NestedVm.tier_dev)."""
-    swap_on(vm, vm.tier_dev, priority)
+    """Swap to the VM's current tier device again (NestedVm.tier_dev), unless it is on."""
+    if vm.tier_dev not in vm.swaps():
+        swap_on(vm, vm.tier_dev, priority)
 
 
 def zram_on(vm: NestedVm, size: int, priority: int = 5) -> str | None:
@@ -259,12 +260,13 @@ class Recovery:
     """The workload's recovery after its limit was lifted: `seconds` from lifting the limit to
     its last word verified. mode "fault": by the workload's own faults; "swapoff": the guest's
     `swapoff` of the tier first (`swapoff_s` of it, from the lift); "host": the host's batch
-    (NestedVm.tier_to_ram: the device copies the tier into L1's RAM by DMA while the VM is
-    paused, `copy`), then the guest's `swapoff` of the tier, now served from RAM."""
+    beside the running workload (NestedVm.tier_to_ram: the device copies the whole tier into
+    L1's RAM by DMA, `copy`, and the tier is served from that copy): the workload's faults read
+    the device until then and RAM after."""
 
     mode: str
     seconds: float
-    swapoff_s: float
+    swapoff_s: float  # swapoff: until the swapoff ended; host: about until the host's copy was mapped
     swapped_kib: dict[str, int]  # per area, while the workload waited
     verified: Verified
     tier_dev: str = TIER
@@ -295,9 +297,23 @@ def recovery_round(vm: NestedVm, limit: int, fill: int, seed: int, mode: str) ->
         # The swapped pages really are in the device's chunks (a tier that is RAM already would
         # make the batch a copy of nothing): read through /dev/dax0.0, before the timed part.
         nonzero = nonzero_pages(vm.host, run)
-        a = float(vm.run(f"{_uptime_cmd('a')}; echo max > {CGROUP}/memory.max; echo $a").out)
-        copy = vm.tier_to_ram()
-        b = float(vm.run(f"swapoff {tier}; {_uptime_cmd('b')}; touch {go}; echo $b", timeout=600).out)
+        # Timed from the limit's lift. With the limit the cgroup's swap is closed
+        # (memory.swap.max 0: the workload, the guest's only swapping cgroup, puts no new page
+        # on the tier) and the workload goes at once, taking its pages back by its own faults;
+        # meanwhile the device copies the tier into L1's RAM and the tier is revoked with the
+        # copy (NestedVm.tier_to_ram, which checks with the device's dirty bits that nothing was
+        # written after the copy): the faults after that read RAM. The host's batch runs beside
+        # the VM, as MemFlex's proactive swap-in does; no agent round trip waits for it. The
+        # tier is swapped off afterwards (untimed; nothing the workload needs is left there).
+        where = vm.host.hugepages(run.size)  # the host's RAM for the copy, set aside before
+        a = float(
+            vm.run(
+                f"{_uptime_cmd('a')}; echo 0 > {CGROUP}/memory.swap.max; echo max > {CGROUP}/memory.max; "
+                f"touch {go}; echo $a"
+            ).out
+        )
+        copy = vm.tier_to_ram(quiesced=True, where=where)
+        b = a + copy.host_s  # about when the copy was mapped (the host's clock for its part)
         t = [a, b]
     else:
         swapoff = f"swapoff {tier}; " if mode == "swapoff" else ""
@@ -310,6 +326,8 @@ def recovery_round(vm: NestedVm, limit: int, fill: int, seed: int, mode: str) ->
             ).out.split()
         ]
     verified = Verified.parse(memtest_done(vm, out), fill, seed)
+    if mode == "host":
+        vm.run(f"echo max > {CGROUP}/memory.swap.max; swapoff {tier}", timeout=600)
     start = t[0]
     added = copy.paused_s if copy is not None and copy.guest_clock_stopped else 0.0
     seconds = verified.verified_at - start + added if verified.verified_at is not None else float("nan")
