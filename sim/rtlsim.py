@@ -81,6 +81,21 @@ def harvest(cfg: str = "default") -> Design:
     )
 
 
+def dram(cfg: str = "dram1t") -> Design:
+    """The harvest engine with its bitmaps in device DRAM, DramHarvestBench (`make rtl-dram-sim`); benches in
+    sim/tb/dram/ (a sparse DRAM model on its d_axi port), which read its parameters from $CXLTRACK_HARVEST_JSON."""
+    d = BUILD / "rtl" / f"dram-{cfg}"
+    return Design(
+        f"dram-{cfg}",
+        "DramHarvestBench",
+        d,
+        "tb.dram",
+        "rtl-dram-sim",
+        (("CXLTRACK_HARVEST_JSON", str(d / "harvest.json")),),
+        f"-{cfg}",
+    )
+
+
 def block(name: str, cfg: str = "small") -> Design:
     """A standalone block emitted by cxltrack.Blocks (`make rtl-blocks`); benches in sim/tb/blocks/,
     which read the block's parameters from $CXLTRACK_BLOCK_JSON."""

@@ -49,3 +49,5 @@ uram=$(cells 'URAM288')
 dsp=$(cells 'DSP48E2')
 lutram=$(cells 'RAM[0-9]+[SMX][0-9A-Z]*')
 echo "synth-estimate[$name]: LUT=$lut FF=$ff BRAM36=$bram BRAM18=$bram18 URAM=$uram DSP=$dsp LUTRAM=$lutram (yosys ${secs}s)"
+# for the side-by-side table of `make synth-estimate`
+echo "$name $top $lut $ff $bram $bram18 $uram $lutram $secs" > "$work/$name.summary"

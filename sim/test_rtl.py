@@ -2,7 +2,8 @@
 """The RTL regression: every cocotb bench on the small configuration, found by one rule: the benches of
 the whole core are sim/tb/test_*.py, the block benches sim/tb/blocks/test_*.py (each names its block
 in a `BLOCK = "<Name>"` line), the board wrapper's sim/tb/board/test_*.py (Verilator only), the
-harvest engine's sim/tb/harvest/test_*.py (HarvestBench, default configuration). Each runs on every
+harvest engine's sim/tb/harvest/test_*.py (HarvestBench, default configuration), the harvest engine with its
+bitmaps in device DRAM, sim/tb/dram/test_*.py (DramHarvestBench, config/dram1t.toml, Verilator only). Each runs on every
 simulator given with `--sim` (`make test-rtl`: Verilator and Icarus, at the same iteration counts;
 Icarus is ~2-3x slower on these benches); `--bench NAME` (`make test-rtl BENCH=NAME`) runs one
 bench, core, block or board."""
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import design, sims
-from rtlsim import BLOCKS_DIR, SIM_DIR, block, board, harvest, rtl_dir, run_checked
+from rtlsim import BLOCKS_DIR, SIM_DIR, block, board, dram, harvest, rtl_dir, run_checked
 
 CORE_BENCH_DIR = SIM_DIR / "tb"
 BLOCK_BENCH_DIR = CORE_BENCH_DIR / "blocks"
@@ -30,6 +31,15 @@ BOARD_SIMS = ("verilator",)
 # The harvest engine alone (HarvestBench) at the default configuration: sim/tb/harvest/test_*.py, on every simulator.
 HARVEST_BENCH_DIR = SIM_DIR / "tb" / "harvest"
 HARVEST_DESIGNS = ("default", "default-packed")  # the core's form of the tables, and the packed one (bench-harvest)
+# The harvest engine with the bitmaps in device DRAM at 1 TiB (DramHarvestBench): sim/tb/dram/test_*.py, on Verilator
+# only (its engine runs on a latch-gated clock; the engine itself is the one the harvest benches run on both)
+DRAM_BENCH_DIR = SIM_DIR / "tb" / "dram"
+DRAM_SIMS = ("verilator",)
+
+
+def dram_benches() -> list[str]:
+    """The benches of the DRAM-table harvest top: every sim/tb/dram/test_*.py."""
+    return [p.stem for p in sorted(DRAM_BENCH_DIR.glob("test_*.py"))]
 
 
 def core_benches() -> list[str]:
@@ -70,7 +80,9 @@ def chosen(config: pytest.Config, benches: list[str]) -> list[str]:
     names: list[str] | None = config.getoption("bench")
     if not names:
         return benches
-    known = set(core_benches()) | set(block_benches()) | set(board_benches()) | set(harvest_benches())
+    known = (
+        set(core_benches()) | set(block_benches()) | set(board_benches()) | set(harvest_benches()) | set(dram_benches())
+    )
     unknown = [n for n in names if n not in known]
     if unknown:
         raise pytest.UsageError(f"--bench {', '.join(unknown)}: no such bench (known: {', '.join(sorted(known))})")
@@ -94,6 +106,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             for b in chosen(metafunc.config, harvest_benches())
         ]
         metafunc.parametrize("sim_harvest_bench", hb, ids=[f"{s}-harvest-{d}-{b}" for s, d, b in hb])
+    if "sim_dram_bench" in metafunc.fixturenames:
+        benches = chosen(metafunc.config, dram_benches())
+        pairs = [(sim, b) for sim in sims(metafunc.config) if sim in DRAM_SIMS for b in benches]
+        metafunc.parametrize("sim_dram_bench", pairs, ids=[f"{s}-dram-{b}" for s, b in pairs])
     if "sim_board_bench" in metafunc.fixturenames:
         benches = chosen(metafunc.config, board_benches())
         pairs = [(sim, b) for sim in sims(metafunc.config) if sim in BOARD_SIMS for b in benches]
@@ -116,6 +132,13 @@ def test_block_bench(sim_block_bench: tuple[str, str, str], built: dict[tuple[st
 def test_harvest_bench(sim_harvest_bench: tuple[str, str, str], built: dict[tuple[str, str], Path]) -> None:
     sim, which, bench = sim_harvest_bench
     d = harvest(which)
+    _, bdir = design(sim, built, d)
+    run_checked(sim, bdir, bench, design=d)
+
+
+def test_dram_bench(sim_dram_bench: tuple[str, str], built: dict[tuple[str, str], Path]) -> None:
+    sim, bench = sim_dram_bench
+    d = dram()
     _, bdir = design(sim, built, d)
     run_checked(sim, bdir, bench, design=d)
 

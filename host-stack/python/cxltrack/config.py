@@ -84,6 +84,11 @@ def parse(text: str, source: str = "<string>") -> DeviceConfig:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: {exc}") from None
     names = [f.name for f in fields(DeviceConfig)]
+    # [rtl]: implementation keys of the RTL generator (rtl/src/cxltrack/Config.scala: where the tables live, the
+    # update cache's size); they do not change what the device reports, so the model has nothing to read there
+    rtl = raw.pop("rtl", {})
+    if not isinstance(rtl, dict):
+        raise fail("rtl", "must be a [rtl] section")
     for key in raw:
         if key not in names:
             raise fail(key, f"unknown field (known: {', '.join(names)})")

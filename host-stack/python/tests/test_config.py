@@ -50,3 +50,11 @@ def test_missing_field_and_bad_syntax(tmp_path: Path) -> None:
         load(bad)
     with pytest.raises(ConfigError, match="cannot read"):
         load(tmp_path / "absent.toml")
+
+
+def test_rtl_section_is_ignored_by_the_model() -> None:
+    """[rtl] holds implementation keys of the RTL generator (where the tables live); the device is the same."""
+    assert parse(GOOD + "\n[rtl]\ndram_tables = 1\nupdate_cache_entries = 4\n") == parse(GOOD)
+    assert load(Path(__file__).resolve().parents[3] / "config" / "dram1t.toml").pages == 1 << 28
+    with pytest.raises(ConfigError, match="field 'rtl'"):
+        parse(GOOD + "rtl = 3\n", "x.toml")

@@ -27,7 +27,12 @@ case class CxlTrackParams(
     tickCycles: Int = 500,
     wrPerId: Int = 8,
     // width of the host bus addresses the DMA port drives (CAP_DMA.ADDR_BITS); 0: no DMA port (CAP_DMA.PRESENT = 0)
-    dmaAddrBits: Int = 64
+    dmaAddrBits: Int = 64,
+    // the dirty and accessed fine bitmaps in a device-DRAM carve-out behind an on-chip update cache ([[DramBitmaps]],
+    // docs/spec.md section 12) instead of on-chip RAM; from the configuration's [rtl] section (`dram_tables = 1`)
+    dramTables: Boolean = false,
+    // entries of the update cache (one 512-page row each); `update_cache_entries` in [rtl]
+    cacheEntries: Int = 16
 ) {
   require(dataBits == 512, "one beat is one 64-byte line")
   require(dmaAddrBits >= 0 && dmaAddrBits <= 64, "DMA addresses are at most 64 bits")
@@ -55,7 +60,16 @@ case class CxlTrackParams(
   val regionPages: Int = 1 << (CxlTrackParams.SummaryRegionShift - pageShift)
   // the rows one harvest touches: up to HARVEST_MAX_BITMAP_PAGES / 512 + 1 (its start need not be row-aligned)
   val scanRows: Int = (Regs.HARVEST_MAX_BITMAP_PAGES / rowLanes + 1).toInt min rows
-  require(pages <= (BigInt(1) << 26), "the per-page tables are on-chip RAMs (docs/rtl-notes.md, Tables)")
+  require(
+    dramTables || pages <= (BigInt(1) << 26),
+    "the per-page tables are on-chip RAMs (docs/rtl-notes.md, Tables); larger configurations need dram_tables = 1"
+  )
+  require(cacheEntries >= 1 && cacheEntries <= 256, "update cache: 1 to 256 entries")
+  // the carve-out at the top of device DRAM, above the capacity the host sees: dirty bitmap, then accessed bitmap
+  // (one 64-byte line per 512-page row)
+  val carveBase: BigInt  = capacityBytes
+  val carveBytes: BigInt = BigInt(2) * rows * 64
+  val dramAddrBits: Int  = log2Ceil(capacityBytes + carveBytes)
 }
 
 class ConfigError(msg: String) extends Exception(msg)
@@ -68,17 +82,39 @@ object CxlTrackParams {
   // (field, lo, hi), generated from the register map (as host-stack/python/cxltrack/config.py checks them)
   private val ranges: Seq[(String, BigInt, BigInt)] = Regs.ConfigRanges
 
-  /** Read a flat `key = integer` TOML file; every error names file, line and field. */
+  /**
+   * Implementation keys of the `[rtl]` section: how the RTL builds the device, not what the host sees (the reference
+   * model ignores the section, host-stack/python/cxltrack/config.py).
+   */
+  private val rtlKeys: Seq[(String, BigInt, BigInt)] = Seq(("dram_tables", 0, 1), ("update_cache_entries", 1, 256))
+
+  /**
+   * Read a flat `key = integer` TOML file, with an optional `[rtl]` section of implementation keys; every error names
+   * file, line and field.
+   */
   def fromToml(path: String, impl: CxlTrackParams => CxlTrackParams = identity): CxlTrackParams = {
     val src = Source.fromFile(path)
     val lines =
       try src.getLines().toVector
       finally src.close()
-    val values = scala.collection.mutable.Map[String, (BigInt, Int)]()
-    val Line   = """\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([0-9_]+)\s*(#.*)?""".r
+    val values  = scala.collection.mutable.Map[String, (BigInt, Int)]()
+    val rtl     = scala.collection.mutable.Map[String, BigInt]()
+    val Line    = """\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([0-9_]+)\s*(#.*)?""".r
+    val Section = """\[\s*([A-Za-z_]+)\s*\]\s*(#.*)?""".r
+    var inRtl   = false
     for ((raw, n) <- lines.zipWithIndex) {
       val text = raw.trim
       if (text.nonEmpty && !text.startsWith("#")) text match {
+        case Section("rtl", _) => inRtl = true
+        case Section(s, _)     => throw new ConfigError(s"$path:${n + 1}: unknown section '[$s]' (known: [rtl])")
+        case Line(k, v, _) if inRtl =>
+          val x = BigInt(v.replace("_", ""))
+          rtlKeys.find(_._1 == k) match {
+            case None => throw new ConfigError(s"$path:${n + 1}: field 'rtl.$k': unknown field")
+            case Some((_, lo, hi)) =>
+              if (x < lo || x > hi) throw new ConfigError(s"$path:${n + 1}: field 'rtl.$k': $x is outside $lo..$hi")
+          }
+          rtl(k) = x
         case Line(k, v, _) =>
           if (!ranges.exists(_._1 == k)) throw new ConfigError(s"$path:${n + 1}: field '$k': unknown field")
           values(k) = (BigInt(v.replace("_", "")), n + 1)
@@ -106,7 +142,9 @@ object CxlTrackParams {
         chunkShift = i("chunk_shift"),
         batDiskBits = i("bat_disk_bits"),
         batBlockBits = i("bat_block_bits"),
-        tickNs = values("tick_ns")._1.toLong
+        tickNs = values("tick_ns")._1.toLong,
+        dramTables = rtl.getOrElse("dram_tables", BigInt(0)) == 1,
+        cacheEntries = rtl.getOrElse("update_cache_entries", BigInt(16)).toInt
       )
     )
   }

@@ -1,0 +1,184 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Driving DramHarvestBench (rtl/src/cxltrack/DramTables.scala) and checking its harvests by property, not by cycle:
+with the fine bitmaps in DRAM the engine waits for DRAM, so a harvest's timing depends on the memory's latency, and
+the update cache may turn a region group all-dirty. What every harvest must satisfy (docs/vectors.md, "A legal false
+positive"):
+
+* no lost write: a page set at cycle t is reported by the first harvest with CLEAR covering it launched at t + 3 or
+  later, unless an earlier one reported it already;
+* no invented page: a reported page has a set not yet reported, or a set that raced the previous clearing harvest of
+  it (launched at most 3 cycles before that harvest, or during it), or its 64-row group (32 768 pages) overflowed the
+  update cache (the bench sees each overflow on `io_overflow`) at or after 3 cycles before the launch of the last
+  clearing harvest of the page; that is the one legal false positive.
+
+The checker keeps, per table, the pages with a required report, the pages whose report is optional (a racing set), the
+clearing harvests done (ranges and launch cycles) and the overflows seen."""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from cocotb.triggers import FallingEdge, ReadOnly
+
+from cxltrack import regs
+
+from ..harvest.driver import HarvestDut, op_value
+from .sparse_dram import HostMemory, SparseDram
+
+_OP = regs.REGISTERS["CMD_OP"]
+GROUP_PAGES = 512 * 64  # an overflow flag covers 64 rows of 512 pages
+RACE = 3  # a set this many cycles before the launch or later may race the harvest
+HARVEST_TIMEOUT = 500_000  # cycles: a 64 GiB DMA harvest (test_dram_dma) takes ~100 000
+
+
+def dma_op_value(table: int, clear: bool) -> int:
+    return op_value(table, clear) | int(_OP.field("DMA").put(1))
+
+
+@dataclass
+class TableState:
+    required: dict[int, int] = field(default_factory=dict)  # page -> earliest set not yet reported
+    last_set: dict[int, int] = field(default_factory=dict)  # page -> latest set
+    optional: set[int] = field(default_factory=set)  # pages whose racing set may or may not have been reported
+    clears: list[tuple[int, int, int]] = field(default_factory=list)  # (start, end, launch) of clearing harvests
+    overflows: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))  # group -> cycles
+
+
+class Checker:
+    def __init__(self) -> None:
+        self.t = [TableState(), TableState()]
+        self.false_positives = 0
+        self.reports = 0
+
+    def record_set(self, table: int, cycle: int, page: int) -> None:
+        s = self.t[table]
+        s.required.setdefault(page, cycle)
+        s.last_set[page] = cycle
+
+    def overflow(self, table: int, cycle: int, page: int) -> None:
+        self.t[table].overflows[page // GROUP_PAGES].append(cycle)
+
+    def _last_clear(self, s: TableState, page: int) -> int:
+        return max((launch for a, b, launch in s.clears if a <= page < b), default=-(10**9))
+
+    def _licensed(self, s: TableState, page: int, done: int) -> bool:
+        since = self._last_clear(s, page) - RACE
+        cycles = s.overflows.get(page // GROUP_PAGES, [])
+        i = bisect.bisect_left(cycles, since)
+        return i < len(cycles) and cycles[i] <= done
+
+    def harvest(
+        self, table: int, start: int, count: int, clear: bool, launch: int, done: int, reported: set[int]
+    ) -> None:
+        """Check one harvest of [start, start + count) launched at `launch`, complete at `done`; raise on a breach."""
+        s = self.t[table]
+        end = start + count
+        where = f"table {table} [{start}, {end}) clear {clear} launched {launch} done {done}"
+        for page in sorted(reported):
+            assert start <= page < end, f"{where}: page {page} reported outside the range"
+            ok = (page in s.required and s.required[page] <= done) or page in s.optional
+            if not ok:
+                assert self._licensed(s, page, done), f"{where}: page {page} reported, never set (no overflow licence)"
+                self.false_positives += 1
+        self.reports += len(reported)
+        for page, cycle in list(s.required.items()):
+            if start <= page < end and cycle <= launch - RACE:
+                assert page in reported, f"{where}: page {page} set at cycle {cycle} is not reported (a lost write)"
+        if not clear:
+            return
+        for page in [p for p in s.required if start <= p < end and p in reported]:
+            del s.required[page]
+        for page in [p for p in s.optional if start <= p < end]:
+            s.optional.discard(page)
+        for page in reported:
+            if s.last_set.get(page, -(10**9)) > launch - RACE:
+                s.optional.add(page)  # a racing set: its report may have been this one or the next
+        s.clears.append((start, end, launch))
+
+
+class DramDut(HarvestDut):
+    """HarvestDut with the DRAM model on `d_axi`, the host memory model on `h_axi`, and the overflow monitor."""
+
+    def __init__(self, dut: Any, dram: SparseDram, checker: Checker) -> None:
+        super().__init__(dut)
+        self.dram = dram
+        self.host = HostMemory(dut)
+        self.checker = checker
+        self.stalled = 0  # cycles the engine's clock was held
+        self.overflows = 0  # sets that found the update cache full
+
+    async def start(self) -> None:
+        self.dram.start()
+        await super().start()
+        self.host.start()
+
+    async def step(
+        self,
+        launch: tuple[int, int, int] | None = None,
+        sets: tuple[int | None, int | None] = (None, None),
+        read: int | None = None,
+        arg2: int = 0,
+    ) -> None:
+        d = self.dut
+        d.io_launch_valid.value = int(launch is not None)
+        if launch is not None:
+            d.io_launch_bits.value = launch[0]
+            d.io_args_0.value = launch[1]
+            d.io_args_1.value = launch[2]
+            d.io_args_2.value = arg2
+        for name, page in zip(("io_dirtySet", "io_accessedSet"), sets, strict=True):
+            getattr(d, f"{name}_valid").value = int(page is not None)
+            if page is not None:
+                getattr(d, f"{name}_bits").value = page
+                self.checker.record_set(0 if name == "io_dirtySet" else 1, self.cycle, page)
+        d.io_resultRead_valid.value = int(read is not None)
+        d.io_resultRead_bits.value = read or 0
+        await ReadOnly()
+        self.busy = int(d.io_busy.value)
+        self.stalled += 1 - int(d.io_engineEn.value)
+        ovf = int(d.io_overflow.value)
+        for table, page in enumerate(sets):
+            if page is not None and ovf >> table & 1:
+                self.checker.overflow(table, self.cycle, page)
+                self.overflows += 1
+        await FallingEdge(d.clock)
+        self.cycle += 1
+
+    async def harvest(
+        self, table: int, start: int, count: int, clear: bool, sets: Any = None, dma_addr: int | None = None
+    ) -> tuple[set[int], int, int]:
+        """Launch one harvest (RESULT window, or DMA to `dma_addr`), run `sets(cycle)` each cycle while it is busy,
+        wait for it and the tables to be idle, read the result back; returns (reported pages, launch, done)."""
+        sets = sets or (lambda: (None, None))
+        launch = self.cycle
+        op = dma_op_value(table, clear) if dma_addr is not None else op_value(table, clear)
+        await self.step(launch=(op, start, count), sets=sets(), arg2=dma_addr or 0)
+        while True:
+            await self.step(sets=sets())
+            if not self.busy:
+                break
+            if self.cycle - launch > HARVEST_TIMEOUT:
+                d = self.dut
+                raise AssertionError(
+                    f"harvest table {table} [{start}, +{count}) clear {clear} launched at {launch}: still busy after "
+                    f"{HARVEST_TIMEOUT} cycles (engine enable {int(d.io_engineEn.value)}, cache occupancy "
+                    f"{int(d.io_occupancy.value)}, DRAM reads {self.dram.stats.reads} writes {self.dram.stats.writes})"
+                )
+        done = self.cycle
+        code, result0 = self.status()
+        assert code == 0, f"harvest table {table} [{start}, +{count}) clear {clear}: status {code:#x}"
+        if dma_addr is not None:
+            raw = self.host.read_bytes(dma_addr, count // 8)
+        else:
+            raw = b"".join([await self.read_line(line) for line in range((count // 8 + 63) // 64)])[: count // 8]
+        value = int.from_bytes(raw, "little")
+        reported = set()
+        while value:
+            low = value & -value
+            reported.add(start + low.bit_length() - 1)
+            value ^= low
+        assert result0 == len(reported), f"RESULT0 {result0}, {len(reported)} bits in the result"
+        return reported, launch, done
