@@ -1702,7 +1702,7 @@ static const Property cxlt_props[] = {
     DEFINE_PROP_UINT8("disk-bits", CXLTrackState, disk_bits, 8),
     DEFINE_PROP_UINT8("block-bits", CXLTrackState, block_bits, 40),
     DEFINE_PROP_UINT32("tick-ns", CXLTrackState, tick_ns, 1000),
-    /* Off: a device of interface 1.3 without the copy engine (CAP_DMA.COPY 0). */
+    /* Off: a 1.3 device without the copy engine (CAP_DMA.COPY 0) */
     DEFINE_PROP_BOOL("chunk-copy", CXLTrackState, chunk_copy, true),
 };
 
