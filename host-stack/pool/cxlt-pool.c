@@ -453,9 +453,19 @@ static int do_copy(struct pool *p, struct vm *vm, unsigned int first, unsigned i
 	uint8_t *bits = calloc(1, per);
 	uint8_t *redo = calloc(n, 1);
 	uint64_t set = 0;
+	int view = 0;
 
 	if (!bits || !redo)
 		ret = -ENOMEM;
+	/*
+	 * The passes clear the run's dirty bits: through a view of its own, so
+	 * that they take no bit another consumer (a migration's dirty log) still
+	 * has to see, and no other consumer's clear hides a write from them.
+	 */
+	if (!ret)
+		ret = cxltrack_view_open(p->t, CXLT_HARVEST_DIRTY, chunk_page(p, first),
+					 pages_per_chunk(p) * n);
+	view = !ret;
 	if (!ret)
 		ret = cxltrack_harvest(p->t, CXLT_HARVEST_DIRTY, chunk_page(p, first),
 				       pages_per_chunk(p) * n, CXLT_HARVEST_F_CLEAR, bits, per, &set);
@@ -486,6 +496,8 @@ static int do_copy(struct pool *p, struct vm *vm, unsigned int first, unsigned i
 		if (!ret && passes == 4)
 			ret = -EAGAIN;
 	}
+	if (view)
+		cxltrack_view_close(p->t, CXLT_HARVEST_DIRTY);
 	free(bits);
 	free(redo);
 	munmap(map, bytes);
