@@ -400,6 +400,25 @@ static long cxlt_ioc_chunk_list(struct cxlt_file *f, void __user *argp)
 	return ret;
 }
 
+static long cxlt_ioc_chunk_copy(struct cxlt_file *f, void __user *argp)
+{
+	struct cxlt_dev *cd = f->cd;
+	struct cxlt_chunk_copy c;
+	size_t len = (size_t)1 << cd->caps.chunk_shift;
+
+	if (copy_from_user(&c, argp, sizeof(c)))
+		return -EFAULT;
+	if (c.flags || c.reserved0 ||
+	    !cxlt_rsvd_zero(c.reserved, ARRAY_SIZE(c.reserved)))
+		return -EINVAL;
+	if (c.buf_len < len)
+		return -EINVAL;
+	if (!c.buf || !access_ok(u64_to_user_ptr(c.buf), len))
+		return -EFAULT;
+	return cxlt_do_chunk_copy(cd, f, c.chunk, c.owner,
+				  u64_to_user_ptr(c.buf));
+}
+
 /*
  * Entries one at a time, each as CXLT_BAT_SET with its address; the caller
  * learns how many were set, whatever stops the batch. A page onlined as
@@ -585,6 +604,9 @@ static long cxlt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 	case CXLT_IOC_CHUNK_LIST:
 		return cxlt_ioc_chunk_list(f, argp);
+
+	case CXLT_IOC_CHUNK_COPY:
+		return cxlt_ioc_chunk_copy(f, argp);
 
 	case CXLT_IOC_STATS:
 		ret = cxlt_read_stats(cd, &u.st);

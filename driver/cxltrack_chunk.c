@@ -233,6 +233,54 @@ int cxlt_do_chunk(struct cxlt_dev *cd, struct cxlt_file *f,
 }
 
 /**
+ * cxlt_do_chunk_copy() - the device copies one chunk to user memory by DMA
+ * @cd: tracker
+ * @f: calling file
+ * @chunk: chunk index
+ * @owner: its owner (1..CXLT_MAX_OWNER), checked by the device
+ * @dst: user buffer of at least one chunk
+ *
+ * The device writes the chunk into copy_buf (spec 7.1: no tracking effect),
+ * which is then copied to @dst outside cmd_lock, under copy_lock only, so
+ * that a fault on @dst never waits for the command engine. Permission is
+ * that of a release: the chunk's bound file, or CAP_SYS_ADMIN for an
+ * unbound one; a chunk's data is its tenant's.
+ *
+ * Return: 0 or a negative errno (-EIO: the DMA failed, @dst untouched).
+ */
+int cxlt_do_chunk_copy(struct cxlt_dev *cd, struct cxlt_file *f, u32 chunk,
+		       u32 owner, void __user *dst)
+{
+	size_t len = (size_t)1 << cd->caps.chunk_shift;
+	struct cxlt_cmd_res res;
+	int ret;
+
+	if (!cd->copy_buf)
+		return -EOPNOTSUPP;
+	if (chunk >= cd->caps.num_chunks || !owner || owner > CXLT_MAX_OWNER)
+		return -ERANGE;
+	if (mutex_lock_interruptible(&cd->copy_lock))
+		return -EINTR;
+	ret = cxlt_enter(cd, f);
+	if (!ret) {
+		ret = cxlt_chunk_may_release(cd, f, chunk);
+		if (!ret)
+			ret = cxlt_cmd(cd, CXLT_OP_CHUNK_COPY, 0, chunk, owner,
+				       cd->copy_addr, &res);
+		cxlt_leave(cd);
+	}
+	if (!ret && res.r0 != len) {
+		dev_err_ratelimited(&cd->dev, "CHUNK_COPY of chunk %u: %llu bytes, not %zu\n",
+				    chunk, res.r0, len);
+		ret = -EIO;
+	}
+	if (!ret && copy_to_user(dst, cd->copy_buf, len))
+		ret = -EFAULT;
+	mutex_unlock(&cd->copy_lock);
+	return ret;
+}
+
+/**
  * cxlt_do_chunk_list() - the set of chunks of one owner (0: the free pool)
  * @cd: tracker
  * @f: calling file or NULL

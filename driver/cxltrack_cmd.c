@@ -168,7 +168,7 @@ int cxlt_cmd(struct cxlt_dev *cd, u8 op, u32 opflags, u64 a0, u64 a1, u64 a2,
 	}
 	cxlt_wr(cd, CXLT_CMD_OP, (op << CXLT_CMD_OP_OP_SHIFT) |
 		(opflags & (CXLT_CMD_OP_CLEAR_MASK | CXLT_CMD_OP_DECAY_MASK |
-			    CXLT_CMD_OP_DMA_MASK)));
+			    CXLT_CMD_OP_DMA_MASK | CXLT_CMD_OP_LIST_MASK)));
 	atomic64_inc(&cd->cnt.commands);
 	if (opflags & CXLT_CMD_OP_DMA_MASK)
 		atomic64_inc(&cd->cnt.dma_commands);

@@ -71,6 +71,7 @@ extern unsigned int cxlt_cmd_timeout_ms;
 extern bool cxlt_allow_raw;
 extern unsigned int cxlt_tenant_slots;
 extern bool cxlt_harvest_dma;
+extern bool cxlt_harvest_list;
 extern unsigned int cxlt_dma_min_bytes;
 
 struct cxlt_caps {
@@ -151,6 +152,16 @@ struct cxlt_dev {
 	dma_addr_t dma_addr;
 	size_t dma_len;
 	u32 dma_bits;			/* CAP_DMA.ADDR_BITS, 0 without DMA */
+	bool dma_list;			/* CAP_DMA.LIST: list harvests (spec 5.4) */
+	/*
+	 * CHUNK_COPY (spec 7.1): a coherent buffer of one chunk the device
+	 * copies into, NULL without CAP_DMA.COPY (or memory). copy_lock
+	 * keeps it from the command until its bytes are copied out (taken
+	 * before cmd_lock, never held by a page fault's path). Device-managed.
+	 */
+	void *copy_buf;
+	dma_addr_t copy_addr;
+	struct mutex copy_lock;		/* copy_buf, see above */
 
 	struct rw_semaphore life;	/* see "Locking" above */
 	bool dead;
@@ -311,6 +322,8 @@ void cxlt_slots_recheck(struct cxlt_dev *cd);
 /* cxltrack_chunk.c */
 int cxlt_do_chunk(struct cxlt_dev *cd, struct cxlt_file *f,
 		  struct cxlt_chunk *c);
+int cxlt_do_chunk_copy(struct cxlt_dev *cd, struct cxlt_file *f, u32 chunk,
+		       u32 owner, void __user *dst);
 int cxlt_do_chunk_list(struct cxlt_dev *cd, struct cxlt_file *f, u32 owner,
 		       u8 *bitmap, u64 *count);
 void cxlt_chunks_release_file(struct cxlt_dev *cd, struct cxlt_file *f);

@@ -41,6 +41,7 @@ void cxlt_fill_info(struct cxlt_dev *cd, struct cxlt_info *info)
 	info->memdev_devfn = cd->memdev->devfn;
 	info->memdev_bus = pci_domain_nr(cd->memdev->bus) << 8 | cd->memdev->bus->number;
 	info->dma_addr_bits = cxlt_harvest_dma && cd->dma_buf ? cd->dma_bits : 0;
+	info->chunk_copy = !!cd->copy_buf;
 }
 
 int cxlt_read_stats(struct cxlt_dev *cd, struct cxlt_stats *s)

@@ -48,6 +48,10 @@ MODULE_PARM_DESC(harvest_dma, "harvest by DMA where the device can (CAP_DMA); 0:
  * window path adds one uncached 8-byte load per 64 pages on top. From 16 of
  * them (1024 pages, a 4 MiB KVM memslot) on, DMA is clearly cheaper.
  */
+bool cxlt_harvest_list = true;
+module_param_named(harvest_list, cxlt_harvest_list, bool, 0644);
+MODULE_PARM_DESC(harvest_list, "dirty/accessed DMA harvests fetch only the non-zero words (CAP_DMA.LIST); 0: the whole bitmap (default 1)");
+
 unsigned int cxlt_dma_min_bytes = 128;
 module_param_named(dma_min_bytes, cxlt_dma_min_bytes, uint, 0644);
 MODULE_PARM_DESC(dma_min_bytes, "harvests with a smaller output read the RESULT window (default 128)");
@@ -146,6 +150,31 @@ static int cxlt_read_caps(struct cxlt_dev *cd)
 /* Largest DMA buffer: a 128 GiB device's bitmap, 4M pages of hotness. */
 #define CXLT_DMA_BUF_MAX	SZ_4M
 
+/* The largest chunk CXLT_IOC_CHUNK_COPY takes: its buffer is one chunk. */
+#define CXLT_COPY_BUF_MAX	SZ_8M
+
+/*
+ * A buffer of one chunk for CHUNK_COPY (spec 7.1) where the device has the
+ * copy engine; without it (or the memory) the ioctl answers -EOPNOTSUPP and
+ * the caller reads the chunk through the memory window as before.
+ */
+static void cxlt_copy_setup(struct cxlt_dev *cd, u32 cap)
+{
+	struct device *dev = &cd->pdev->dev;
+	size_t len = (size_t)1 << cd->caps.chunk_shift;
+
+	if (!CAPF(cap, CAP_DMA, COPY))
+		return;
+	if (len > CXLT_COPY_BUF_MAX) {
+		dev_info(dev, "chunks of %zu bytes: no CHUNK_COPY buffer\n", len);
+		return;
+	}
+	cd->copy_buf = dmam_alloc_coherent(dev, len, &cd->copy_addr,
+					   GFP_KERNEL | __GFP_NOWARN);
+	if (!cd->copy_buf)
+		dev_warn(dev, "no CHUNK_COPY buffer of %zu bytes\n", len);
+}
+
 /**
  * cxlt_dma_setup() - set up DMA harvests if the device offers them
  * @cd: tracker, caps read
@@ -173,6 +202,7 @@ static void cxlt_dma_setup(struct cxlt_dev *cd)
 		dev_warn(dev, "no %u-bit DMA mask, harvests use MMIO\n", bits);
 		return;
 	}
+	cxlt_copy_setup(cd, cap);
 	len = PAGE_ALIGN(min_t(u64, cd->caps.pages, CXLT_DMA_BUF_MAX));
 	for (;;) {
 		cd->dma_buf = dmam_alloc_coherent(dev, len, &cd->dma_addr,
@@ -187,6 +217,7 @@ static void cxlt_dma_setup(struct cxlt_dev *cd)
 	}
 	cd->dma_len = len;
 	cd->dma_bits = bits;
+	cd->dma_list = CAPF(cap, CAP_DMA, LIST);
 }
 
 static struct pci_dev *cxlt_find_memdev(struct pci_dev *pdev)
@@ -219,6 +250,7 @@ static int cxlt_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	cd->irq = -1;
 	init_rwsem(&cd->life);
 	mutex_init(&cd->cmd_lock);
+	mutex_init(&cd->copy_lock);
 	mutex_init(&cd->evq_mutex);
 	spin_lock_init(&cd->evq_lock);
 	INIT_LIST_HEAD(&cd->files);

@@ -8,6 +8,7 @@
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/unaligned.h>
 #include <linux/vmalloc.h>
 #include <asm/cacheflush.h>
 #include <asm/smp.h>
@@ -149,6 +150,35 @@ static bool cxlt_use_dma(struct cxlt_dev *cd, u32 flags, u64 out_bytes)
 	       out_bytes >= READ_ONCE(cxlt_dma_min_bytes);
 }
 
+/*
+ * A list harvest's records (spec 5.4) in the DMA buffer back into the bitmap
+ * of the command's @n pages from @start: each record must name a word of the
+ * range, in ascending order, with a bit set, and there must be as many as
+ * the device counted (@records, RESULT1). Anything else is a device failure
+ * (-EIO): the caller then reports a CLEAR's range set, never clean.
+ */
+static int cxlt_list_to_bitmap(struct cxlt_dev *cd, u64 start, u64 n,
+			       u64 records, u8 *bitmap)
+{
+	const __le64 *rec = cd->dma_buf;
+	u64 i, prev = 0;
+
+	if (records > n / 64)
+		return -EIO;
+	memset(bitmap, 0, n / 8);
+	for (i = 0; i < records; i++) {
+		u64 page = le64_to_cpu(rec[2 * i]);
+		u64 bits = le64_to_cpu(rec[2 * i + 1]);
+
+		if (page % 64 || page < start || page - start >= n || !bits ||
+		    (i && page <= prev))
+			return -EIO;
+		put_unaligned_le64(bits, bitmap + (page - start) / 8);
+		prev = page;
+	}
+	return 0;
+}
+
 /**
  * cxlt_do_harvest() - harvest a page range, split into device commands
  * @cd: tracker
@@ -169,7 +199,11 @@ static bool cxlt_use_dma(struct cxlt_dev *cd, u32 flags, u64 out_bytes)
  *
  * Large ranges take DMA commands (cxlt_use_dma()) of up to the DMA buffer:
  * the device writes the result into cd->dma_buf, which is copied out under
- * cmd_lock; others read the RESULT window. Either way the result passes
+ * cmd_lock; others read the RESULT window. A dirty or accessed DMA command
+ * on a device with CAP_DMA.LIST asks for the list of non-zero words (spec
+ * 5.4), which the device writes in proportion to what changed, and expands
+ * it into the bitmap (the buffer holds the worst case: 16 bytes per 64
+ * pages, so such a command covers half the pages of a bitmap one). Either way the result passes
  * through a bounce buffer, so the checks and the view fan-out are the same.
  * Each command's output is checked against the device's own count
  * (RESULT0) and, for hotness, against 2^hot_bits - 1 before it is trusted.
@@ -192,6 +226,7 @@ int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f,
 	bool fanout = clear && !hot;
 	bool merge = self && !self->kernel && !hot;
 	bool dma = cxlt_use_dma(cd, flags, hot ? count : count / 8);
+	bool list = dma && !hot && cd->dma_list && READ_ONCE(cxlt_harvest_list);
 	u64 max = hot ? CXLT_HARVEST_MAX_HOTNESS_PAGES : CXLT_HARVEST_MAX_BITMAP_PAGES;
 	size_t bounce_len = CXLT_RESULT_SIZE;
 	u8 op = kind == CXLT_HARVEST_DIRTY ? CXLT_OP_HARVEST_DIRTY :
@@ -217,6 +252,11 @@ int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f,
 		/* dma_len is a multiple of PAGE_SIZE: max stays 64-page aligned */
 		max = hot ? cd->dma_len : (u64)cd->dma_len * 8;
 		bounce_len = min_t(u64, cd->dma_len, hot ? count : count / 8);
+	}
+	if (list) {
+		opflags |= CXLT_CMD_OP_LIST_MASK;
+		max = (u64)cd->dma_len / CXLT_DMA_LIST_RECORD_BYTES * 64;
+		bounce_len = min_t(u64, max, count) / 8;
 	}
 
 	/*
@@ -266,7 +306,10 @@ int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f,
 		 */
 		ret = cxlt_cmd(cd, op, opflags, start + *done, n,
 			       dma ? cd->dma_addr : 0, &res);
-		if (!ret && dma)
+		if (!ret && list)
+			ret = cxlt_list_to_bitmap(cd, start + *done, n, res.r1,
+						  bounce);
+		else if (!ret && dma)
 			memcpy(bounce, cd->dma_buf, len);
 		else if (!ret)
 			cxlt_read_window(cd, bounce, len);

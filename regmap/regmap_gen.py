@@ -43,6 +43,7 @@ UDPS = [
     "msix_vectors",
     "harvest_max_bitmap_pages",
     "harvest_max_hotness_pages",
+    "dma_list_record_bytes",
     "max_owner",
     "max_chunks",
 ]

@@ -46,6 +46,7 @@ static void usage(FILE *f)
 "  chunk assign CHUNK OWNER [--keep]  give a free chunk to OWNER; without --keep it is\n"
 "                               released (scrubbed) when this command exits\n"
 "  chunk release CHUNK OWNER | query CHUNK | list OWNER\n"
+"  chunk copy CHUNK OWNER FILE   the device copies the chunk by DMA (spec 7.1) into FILE\n"
 "  zero START COUNT             zero whole chunks of pages with the device's scrub and\n"
 "                               clear their dirty bits (a dirty bit then means written\n"
 "                               since zeroed: a VM's first migration round skips the rest);\n"
@@ -90,6 +91,7 @@ static int cmd_status(int argc, char **argv)
 	printf("chunks: %u x %u KiB\ndisk_bits: %u\nblock_bits: %u\ntick_ns: %u\n",
 	       i->num_chunks, 1u << (i->chunk_shift - 10), i->disk_bits, i->block_bits,
 	       i->tick_ns);
+	printf("chunk_copy: %u\n", i->chunk_copy);
 	printf("track_en: %u\nbat_inv_evt: %u\nslot_timeout: %u\n",
 	       !!(c.ctrl & CXLT_CTRL_F_TRACK_EN), !!(c.ctrl & CXLT_CTRL_F_BAT_INV_EVT),
 	       c.cur_timeout);
@@ -428,6 +430,29 @@ static int cmd_chunk(int argc, char **argv)
 		if (ret)
 			die_err(ret, "chunk query");
 		printf("state=%s owner=%u\n", state < 3 ? st[state] : "?", owner);
+	} else if (!strcmp(argv[1], "copy")) {
+		unsigned int c, o;
+		size_t len;
+		void *buf;
+		FILE *out;
+
+		if (argc != 5)
+			die_usage("chunk copy needs CHUNK OWNER FILE");
+		c = (unsigned int)num(argv[2], "CHUNK");
+		o = (unsigned int)num(argv[3], "OWNER");
+		t = open_dev();
+		len = (size_t)1 << t->info.chunk_shift;
+		buf = malloc(len);
+		if (!buf)
+			die_err(-ENOMEM, "chunk copy");
+		ret = cxltrack_chunk_copy(t, c, o, buf, len);
+		if (ret)
+			die_err(ret, "chunk copy");
+		out = fopen(argv[4], "wb");
+		if (!out || fwrite(buf, 1, len, out) != len || fclose(out))
+			die_err(-errno, "chunk copy: writing the file");
+		printf("copied=%zu\n", len);
+		free(buf);
 	} else if (!strcmp(argv[1], "list")) {
 		uint8_t *bm;
 		uint64_t count;

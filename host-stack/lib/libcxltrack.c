@@ -248,6 +248,16 @@ int cxltrack_chunk_list(struct cxltrack *t, unsigned int owner, uint8_t *bitmap,
 	return ret;
 }
 
+int cxltrack_chunk_copy(struct cxltrack *t, unsigned int c, unsigned int owner,
+			void *buf, size_t len)
+{
+	struct cxlt_chunk_copy cc = {
+		.chunk = c, .owner = owner, .buf = (uintptr_t)buf, .buf_len = len,
+	};
+
+	return ioc(t, CXLT_IOC_CHUNK_COPY, &cc);
+}
+
 int cxltrack_stats(struct cxltrack *t, struct cxlt_stats *s)
 {
 	return ioc(t, CXLT_IOC_STATS, s);

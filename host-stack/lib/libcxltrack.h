@@ -76,6 +76,12 @@ int cxltrack_chunk_query(struct cxltrack *t, unsigned int chunk,
 			 unsigned int *state, unsigned int *owner);
 int cxltrack_chunk_list(struct cxltrack *t, unsigned int owner, uint8_t *bitmap,
 			size_t len, uint64_t *count);
+/*
+ * The device copies the chunk by DMA (spec 7.1) into @buf (@len >= the chunk
+ * size; that many bytes are written). -EOPNOTSUPP: no copy engine (info.chunk_copy 0).
+ */
+int cxltrack_chunk_copy(struct cxltrack *t, unsigned int chunk, unsigned int owner,
+			void *buf, size_t len);
 
 int cxltrack_stats(struct cxltrack *t, struct cxlt_stats *s);
 /* The device page that @addr (a page of this process, e.g. of a dax mapping) maps. */

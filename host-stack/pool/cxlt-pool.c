@@ -19,6 +19,15 @@
  *   grow VM N             ok vm=VM owner=O first=C count=N dpa=0xD bytes=S
  *                         (a contiguous run of N free chunks, assigned to O)
  *   list VM               ok vm=VM owner=O chunks=N runs=C+N,...
+ *   copy VM FIRST N PATH  ok vm=VM owner=O first=F count=N bytes=S ms=T passes=P path=PATH
+ *                         (the device copies the VM's chunks FIRST..FIRST+N-1 by DMA,
+ *                         CHUNK_COPY, into the file PATH in /dev/shm/ or /dev/hugepages/
+ *                         (hugetlbfs: the VM's QEMU maps it with 2 MiB pages), created
+ *                         or truncated to N chunks: the batch swap-in's one pass;
+ *                         the run's dirty bits are cleared first and read after each
+ *                         pass: chunks written during a pass are copied again, up to 4
+ *                         passes, else an error; the caller stops the VM's writes to
+ *                         the run before it maps the copy, and checks the bits after)
  *   release VM            ok vm=VM owner=O released=N scrub_ms=T lost=L
  *                         (released, scrubbed by the device, VM forgotten; L chunks a
  *                         reset took from it went back to the pool unreleased)
@@ -48,6 +57,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -72,6 +83,7 @@ struct pool {
 	struct cxltrack *t;
 	unsigned int first, count;	/* the chunks this pool hands out */
 	uint64_t chunk_bytes;
+	unsigned int page_shift;	/* the device's tracking page */
 	struct vm vms[MAX_VMS];
 	int *holder;		/* per chunk of the range: index into vms, or -1 */
 	uint8_t *scrubbing;	/* per chunk of the range: released, SCRUB_DONE not seen */
@@ -378,6 +390,125 @@ static int do_list(struct pool *p, struct vm *vm, char *out, size_t len)
 	return 0;
 }
 
+/*
+ * The copy goes to RAM (tmpfs or hugetlbfs) only: the pool runs as root and
+ * a request must not name any file of the host; a name of safe characters.
+ */
+static int good_copy_path(const char *s)
+{
+	static const char *const dirs[] = { "/dev/shm/", "/dev/hugepages/" };
+
+	if (strlen(s) > LINE_MAX_LEN / 2)
+		return 0;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (!strncmp(s, dirs[i], strlen(dirs[i])))
+			return good_name(s + strlen(dirs[i]));
+	return 0;
+}
+
+static uint64_t pages_per_chunk(struct pool *p)
+{
+	return p->chunk_bytes >> p->page_shift;
+}
+
+static uint64_t chunk_page(struct pool *p, unsigned int chunk)
+{
+	return (uint64_t)chunk * pages_per_chunk(p);
+}
+
+static int do_copy(struct pool *p, struct vm *vm, unsigned int first, unsigned int n,
+		   const char *path, char *out, size_t len)
+{
+	int idx = (int)(vm - p->vms);
+	size_t bytes = (size_t)n * p->chunk_bytes;
+	double t0 = now_ms();
+	unsigned int passes = 0;
+	uint8_t *map;
+	int fd, ret = 0;
+
+	if (first < p->first || first - p->first + (uint64_t)n > p->count)
+		return reply(out, len, "error copy: chunks %u+%u outside the pool", first, n);
+	for (unsigned int i = first - p->first; i < first - p->first + n; i++)
+		if (p->holder[i] != idx || p->lost[i])
+			return reply(out, len, "error copy: chunk %u is not vm %s's", p->first + i,
+				     vm->name);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return reply(out, len, "error copy: %s: %s", path, strerror(errno));
+	if (ftruncate(fd, (off_t)bytes)) {
+		ret = -errno;
+		close(fd);
+		return reply(out, len, "error copy: %s: %s", path, strerror(-ret));
+	}
+	map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return reply(out, len, "error copy: mmap %s: %s", path, strerror(errno));
+	/*
+	 * Every chunk once, then again each chunk a write reached during the pass
+	 * (its dirty bits, cleared before the first pass): the copy the caller maps
+	 * holds every write the device saw before the last pass's check.
+	 */
+	size_t per = cxltrack_harvest_bytes(CXLT_HARVEST_DIRTY, pages_per_chunk(p) * n);
+	uint8_t *bits = calloc(1, per);
+	uint8_t *redo = calloc(n, 1);
+	uint64_t set = 0;
+	int view = 0;
+
+	if (!bits || !redo)
+		ret = -ENOMEM;
+	/*
+	 * The passes clear the run's dirty bits: through a view of its own, so
+	 * that they take no bit another consumer (a migration's dirty log) still
+	 * has to see, and no other consumer's clear hides a write from them.
+	 */
+	if (!ret)
+		ret = cxltrack_view_open(p->t, CXLT_HARVEST_DIRTY, chunk_page(p, first),
+					 pages_per_chunk(p) * n);
+	view = !ret;
+	if (!ret)
+		ret = cxltrack_harvest(p->t, CXLT_HARVEST_DIRTY, chunk_page(p, first),
+				       pages_per_chunk(p) * n, CXLT_HARVEST_F_CLEAR, bits, per, &set);
+	memset(redo, 1, n);
+	while (!ret && passes < 4) {
+		unsigned int again = 0;
+
+		passes++;
+		for (unsigned int i = 0; i < n && !ret; i++)
+			if (redo[i])
+				ret = cxltrack_chunk_copy(p->t, first + i, vm->owner,
+							  map + i * p->chunk_bytes, p->chunk_bytes);
+		if (!ret)
+			ret = cxltrack_harvest(p->t, CXLT_HARVEST_DIRTY, chunk_page(p, first),
+					       pages_per_chunk(p) * n, CXLT_HARVEST_F_CLEAR, bits,
+					       per, &set);
+		for (unsigned int i = 0; i < n && !ret; i++) {
+			uint64_t ppc = pages_per_chunk(p);
+
+			redo[i] = 0;
+			for (uint64_t q = i * ppc; q < (i + 1) * ppc; q++)
+				if (bits[q / 8] >> (q % 8) & 1)
+					redo[i] = 1;
+			again += redo[i];
+		}
+		if (!ret && !again)
+			break;
+		if (!ret && passes == 4)
+			ret = -EAGAIN;
+	}
+	if (view)
+		cxltrack_view_close(p->t, CXLT_HARVEST_DIRTY);
+	free(bits);
+	free(redo);
+	munmap(map, bytes);
+	if (ret) {
+		unlink(path);
+		return reply(out, len, "error copy: chunk copy: %s", cxltrack_strerror(ret));
+	}
+	return reply(out, len, "ok vm=%s owner=%u first=%u count=%u bytes=%zu ms=%.1f passes=%u path=%s",
+		     vm->name, vm->owner, first, n, bytes, now_ms() - t0, passes, path);
+}
+
 static int do_release(struct pool *p, struct vm *vm, char *out, size_t len)
 {
 	int idx = (int)(vm - p->vms);
@@ -406,14 +537,14 @@ static int do_release(struct pool *p, struct vm *vm, char *out, size_t len)
 
 static void handle(struct pool *p, char *line, char *out, size_t len)
 {
-	char *argv[4];
+	char *argv[5];
 	int argc = 0;
 	struct vm *vm = NULL;
-	unsigned long n;
+	unsigned long n, first;
 	char *save = NULL;
 
 	for (char *w = strtok_r(line, " \t\r\n", &save); w; w = strtok_r(NULL, " \t\r\n", &save)) {
-		if (argc == 4) {
+		if (argc == 5) {
 			reply(out, len, "error too many words");
 			return;
 		}
@@ -447,6 +578,18 @@ static void handle(struct pool *p, char *line, char *out, size_t len)
 		do_open(p, argv[1], out, len);
 		return;
 	}
+	if (!strcmp(argv[0], "copy") && argc == 5) {
+		vm = find_vm(p, argv[1]);
+		if (!vm)
+			reply(out, len, "error no vm %s (open it first)", argv[1]);
+		else if (parse_uint(argv[2], UINT32_MAX, &first) || parse_uint(argv[3], 64, &n) || !n)
+			reply(out, len, "error copy: bad FIRST '%s' or N '%s' (1..64)", argv[2], argv[3]);
+		else if (!good_copy_path(argv[4]))
+			reply(out, len, "error copy: PATH must be /dev/shm/NAME or /dev/hugepages/NAME");
+		else
+			do_copy(p, vm, (unsigned int)first, (unsigned int)n, argv[4], out, len);
+		return;
+	}
 	if ((!strcmp(argv[0], "grow") && argc == 3) ||
 	    ((!strcmp(argv[0], "list") || !strcmp(argv[0], "release")) && argc == 2)) {
 		vm = find_vm(p, argv[1]);
@@ -464,7 +607,8 @@ static void handle(struct pool *p, char *line, char *out, size_t len)
 			do_grow(p, vm, (unsigned int)n, out, len);
 		return;
 	}
-	reply(out, len, "error bad request '%s' (ping | open VM | grow VM N | list VM | release VM)",
+	reply(out, len, "error bad request '%s' (ping | open VM | grow VM N | list VM | "
+	      "copy VM FIRST N PATH | release VM)",
 	      argv[0]);
 }
 
@@ -515,6 +659,7 @@ static int serve(int argc, char **argv)
 	p.first = (unsigned int)first;
 	p.count = (unsigned int)count;
 	p.chunk_bytes = 1ULL << p.t->info.chunk_shift;
+	p.page_shift = p.t->info.page_shift;
 	p.bitmap_len = (p.t->info.num_chunks + 7) / 8;
 	p.bitmap = calloc(1, p.bitmap_len);
 	p.holder = malloc(count * sizeof(*p.holder));

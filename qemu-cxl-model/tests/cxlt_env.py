@@ -39,9 +39,9 @@ class TrackerVM:
 
     ep_bus = EP_BUS  # the bus of the device's two functions
 
-    def __init__(self, cfg: DeviceConfig, tracking: bool = True) -> None:
+    def __init__(self, cfg: DeviceConfig, tracking: bool = True, extra_tracker: str = "") -> None:
         self.cfg = cfg
-        self.vm = Qemu(cxl_args(cfg=cfg), qtest=True)
+        self.vm = Qemu(cxl_args(cfg=cfg, extra_tracker=extra_tracker), qtest=True)
         self.setup_pci()
         self.window = self.find_window()
         self.commit_hdm()

@@ -191,13 +191,16 @@ def test_sanitize_dirties_every_page_and_clears_associations() -> None:
 
 DMA_BUF = 256 << 20  # guest RAM
 DMA = R["CMD_OP"].field("DMA").mask
+LIST = R["CMD_OP"].field("LIST").mask
 
 
-def launch_dma(t: TrackerVM, op: int, start: int, count: int, addr: int, clear: bool = False) -> tuple[int, int]:
+def launch_dma(
+    t: TrackerVM, op: int, start: int, count: int, addr: int, clear: bool = False, lst: bool = False
+) -> tuple[int, int]:
     for i, a in enumerate((start, count, addr)):
         t.reg_write(regs.CMD_ARG0_LO + 8 * i, a & 0xFFFFFFFF)
         t.reg_write(regs.CMD_ARG0_HI + 8 * i, a >> 32)
-    t.reg_write(regs.CMD_OP, op | clear << 8 | DMA)
+    t.reg_write(regs.CMD_OP, op | clear << 8 | DMA | (LIST if lst else 0))
     status = t.reg_read(regs.CMD_STATUS)
     assert not R["CMD_STATUS"].field("BUSY").get(status)
     return R["CMD_STATUS"].field("CODE").get(status), t.reg_read(regs.CMD_RESULT0_LO)
@@ -215,8 +218,12 @@ def test_dma_needs_bus_mastering_and_an_error_loses_no_bit() -> None:
     cfg = named("small")
     pages = {3, 64, 200}
     with TrackerVM(cfg) as t:
-        assert t.reg_read(regs.CAP_DMA) == R["CAP_DMA"].field("PRESENT").put(1) | R["CAP_DMA"].field("ADDR_BITS").put(
-            64
+        cap = R["CAP_DMA"]
+        assert t.reg_read(regs.CAP_DMA) == (
+            cap.field("PRESENT").put(1)
+            | cap.field("LIST").put(1)
+            | cap.field("COPY").put(1)
+            | cap.field("ADDR_BITS").put(64)
         )
         for p in pages:
             assert t.mem_write(p * cfg.page_size, b"\x01" * 8) == "okay"
@@ -231,6 +238,25 @@ def test_dma_needs_bus_mastering_and_an_error_loses_no_bit() -> None:
         assert launch_dma(t, Op.HARVEST_DIRTY, 0, cfg.pages, DMA_BUF, clear=True) == (regs.Status.OK, len(pages))
         bits = int.from_bytes(t.vm.read(DMA_BUF, cfg.pages // 8), "little")
         assert {i for i in range(cfg.pages) if bits >> i & 1} == pages
+        # the same with a list (spec 5.4): it fails as a whole, the range comes back, then it lands
+        for p in pages:
+            assert t.mem_write(p * cfg.page_size, b"\x03" * 8) == "okay"
+        worst = cfg.pages // 64 * regs.DMA_LIST_RECORD_BYTES
+        t.vm.memset(DMA_BUF, worst, 0xA5)
+        set_bus_master(t, False)
+        assert launch_dma(t, Op.HARVEST_DIRTY, 0, cfg.pages, DMA_BUF, clear=True, lst=True) == (
+            regs.Status.DMA_ERROR,
+            0,
+        )
+        assert t.vm.read(DMA_BUF, worst) == b"\xa5" * worst
+        set_bus_master(t, True)
+        assert launch_dma(t, Op.HARVEST_DIRTY, 0, cfg.pages, DMA_BUF, clear=True, lst=True) == (
+            regs.Status.OK,
+            cfg.pages,
+        )
+        assert t.reg_read(regs.CMD_RESULT1_LO) == cfg.pages // 64  # every word, all ones
+        raw = t.vm.read(DMA_BUF, worst)
+        assert [int.from_bytes(raw[i : i + 8], "little") for i in range(0, worst, 16)] == list(range(0, cfg.pages, 64))
         assert t.close() == 0
 
 
@@ -287,4 +313,41 @@ def test_whole_default_device_in_one_dma_command() -> None:
         assert [i for i in range(cfg.pages) if bits >> i & 1] == marked
         code, n = launch_dma(t, Op.HARVEST_HOTNESS, 0, cfg.pages, DMA_BUF + (1 << 20))
         assert (code, n) == (regs.Status.OK, len(marked))
+        assert t.close() == 0
+
+
+def test_chunk_copy_by_dma_has_no_tracking_effect_and_needs_bus_mastering() -> None:
+    """CHUNK_COPY (spec 7.1): the chunk's bytes land at ARG2 with pci_dma_write; the copy's reads
+    leave dirty, accessed and hotness as they were; with Bus Master Enable off it fails with
+    DMA_ERROR and changes nothing; chunk-copy=off is a device without CAP_DMA.COPY (FLAGS)."""
+    cfg = named("small")
+    size = cfg.chunk_size
+    base = 2 * size
+    with TrackerVM(cfg) as t:
+        assert launch(t, Op.CHUNK_ASSIGN, 2, 7) == 0
+        data = bytes((i * 37 + 11) & 0xFF for i in range(256))
+        for off in (0, 4096, size - 256):
+            for q in range(0, 256, 8):
+                assert t.mem_write(base + off + q, data[q : q + 8]) == "okay"
+        assert launch(t, Op.HARVEST_ACCESSED, 0, cfg.pages, clear=True) == 0
+        assert launch(t, Op.HARVEST_HOTNESS, 0, 64 * 4, clear=True) == 0
+        t.vm.memset(DMA_BUF - 64, size + 128, 0xA5)
+        assert launch(t, Op.CHUNK_COPY, 2, 7, DMA_BUF) == 0
+        assert t.reg_read(regs.CMD_RESULT0_LO) == size
+        got = t.vm.read(DMA_BUF - 64, size + 128)
+        assert got[:64] == got[-64:] == b"\xa5" * 64
+        for off in (0, 4096, size - 256):
+            assert got[64 + off : 64 + off + 256] == data
+        assert got[64 + 256 : 64 + 4096] == bytes(4096 - 256)
+        assert launch(t, Op.HARVEST_ACCESSED, 0, cfg.pages) == 0 and t.reg_read(regs.CMD_RESULT0_LO) == 0
+        assert launch(t, Op.HARVEST_HOTNESS, 0, 64 * 4) == 0 and t.reg_read(regs.CMD_RESULT0_LO) == 0
+        set_bus_master(t, False)
+        assert launch(t, Op.CHUNK_COPY, 2, 7, DMA_BUF + size + 4096) == regs.Status.DMA_ERROR
+        set_bus_master(t, True)
+        assert harvest_dirty(t, cfg.pages) == 3  # the three written pages, neither cleared nor added
+        assert t.close() == 0
+    with TrackerVM(cfg, extra_tracker=",chunk-copy=off") as t:
+        assert not R["CAP_DMA"].field("COPY").get(t.reg_read(regs.CAP_DMA))
+        assert launch(t, Op.CHUNK_ASSIGN, 2, 7) == 0
+        assert launch(t, Op.CHUNK_COPY, 2, 7, DMA_BUF) == regs.Status.FLAGS
         assert t.close() == 0

@@ -98,3 +98,41 @@ def test_revoking_needs_a_mapped_file(tmp_path: Path) -> None:
         pytest.raises(QmpError, match="x-revoked"),
     ):
         vm.qmp.command("qom-set", path="/objects/ram0", property="x-revoked", value=True)
+
+
+def test_revoked_with_a_copy_serves_the_copy_and_reaches_neither_file(tmp_path: Path) -> None:
+    """Patch 0009, `x-revoked-copy`: revoked as with x-revoked, but the guest reads the host's
+    copy (the tier's chunks the device copied out by DMA, a shared mapping of it) instead of
+    zeros; its writes never reach the revoked file (they go to the copy, the VM's own now); a
+    copy shorter than the block is refused and changes nothing."""
+    path = tmp_path / "tier.img"
+    with open(path, "wb") as f:
+        f.truncate(OFFSET + SIZE + MiB)
+    short = tmp_path / "short.img"
+    short.write_bytes(b"\x01" * (SIZE - 4096))
+    copy = tmp_path / "copy.img"
+    content = bytes((i * 7 + 3) & 0xFF for i in range(4096)) * (SIZE // 4096)
+    copy.write_bytes(content)
+    with pmem_vm(path) as vm:
+        addr = vm.qmp.command("query-memory-devices")[0]["data"]["memaddr"]
+        vm.writeq(addr, 0x1122334455667788)
+        with pytest.raises(QmpError, match="holds less than"):
+            vm.qmp.command("qom-set", path="/objects/tier0", property="x-revoked-copy", value=str(short))
+        assert vm.qmp.command("qom-get", path="/objects/tier0", property="x-revoked") is False
+        assert vm.readq(addr) == 0x1122334455667788  # still the file
+        vm.qmp.command("qom-set", path="/objects/tier0", property="x-revoked-copy", value=str(copy))
+        assert vm.qmp.command("qom-get", path="/objects/tier0", property="x-revoked") is True
+        assert file_refs(vm.proc.pid, path) == ([], [])
+        for off in (0, 4096 + 8, SIZE - 8):
+            assert vm.readq(addr + off) == int.from_bytes(content[off : off + 8], "little"), off
+        before = path.read_bytes()
+        vm.writeq(addr + 64, 0x0102030405060708)
+        assert vm.readq(addr + 64) == 0x0102030405060708
+        assert path.read_bytes() == before
+        assert copy.read_bytes()[64:72] == (0x0102030405060708).to_bytes(8, "little")
+        with pytest.raises(QmpError, match="already revoked"):
+            vm.qmp.command("qom-set", path="/objects/tier0", property="x-revoked-copy", value=str(copy))
+        with pytest.raises(QmpError, match="its file was revoked"):
+            vm.qmp.command("migrate", uri="exec:cat >/dev/null")
+        assert vm.close() == 0
+        assert vm.unexpected_stderr() == ""

@@ -75,6 +75,6 @@ def test_unlisted_source_stops_the_export(tmp_path: Path) -> None:
 def test_entry_naming_no_patch_stops_the_export(tmp_path: Path) -> None:
     root = _copy_model(tmp_path)
     lst = root / "qemu-cxl-model" / "inject.list"
-    lst.write_text(lst.read_text().replace("hw/mem/cxltrack.c 0002", "hw/mem/cxltrack.c 0009"))
+    lst.write_text(lst.read_text().replace("hw/mem/cxltrack.c 0002", "hw/mem/cxltrack.c 0099"))
     r = _export(root, tmp_path / "series")
-    assert r.returncode != 0 and "no patch 0009" in r.stderr, r.stderr
+    assert r.returncode != 0 and "no patch 0099" in r.stderr, r.stderr

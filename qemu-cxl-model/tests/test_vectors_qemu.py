@@ -18,7 +18,7 @@ CORPUS = Path(__file__).resolve().parents[2] / "vectors"
 CASES = load_corpus(CORPUS)
 # qtest issues accesses of the size asked, and the device DMAs into guest memory, which qtest
 # fills and reads (QemuTarget.host_*): everything the corpus can require.
-CAPABILITIES = {"sized_reads", "sized_writes", "dma"}
+CAPABILITIES = {"sized_reads", "sized_writes", "dma", "dma_list", "dma_copy"}
 
 
 def test_the_runner_knows_every_requirement() -> None:

@@ -259,7 +259,7 @@ class LiteMaster:
 
 
 def command_writes(
-    op: int, args: Sequence[int], clear: bool, decay: bool, rsvd: int, dma: bool = False
+    op: int, args: Sequence[int], clear: bool, decay: bool, rsvd: int, dma: bool = False, lst: bool = False
 ) -> list[tuple[int, int]]:
     """The register writes (offset, value) that launch a command: its arguments in 32-bit
     halves, then CMD_OP (spec section 5)."""
@@ -268,7 +268,7 @@ def command_writes(
         writes += [(OFF[f"CMD_ARG{i}_LO"], a & 0xFFFFFFFF), (OFF[f"CMD_ARG{i}_HI"], a >> 32 & 0xFFFFFFFF)]
     f = R["CMD_OP"]
     op_value = f.field("OP").put(op) | f.field("CLEAR").put(int(clear)) | f.field("DECAY").put(int(decay))
-    op_value |= f.field("DMA").put(int(dma)) | f.field("RSVD").put(rsvd)
+    op_value |= f.field("DMA").put(int(dma)) | f.field("LIST").put(int(lst)) | f.field("RSVD").put(rsvd)
     writes.append((OFF["CMD_OP"], op_value))
     return writes
 
@@ -376,8 +376,9 @@ class CommandPort:
         rsvd: int = 0,
         wait: bool = True,
         dma: bool = False,
+        lst: bool = False,
     ) -> tuple[int, int, int]:
-        for off, v in command_writes(op, args, clear, decay, rsvd, dma):
+        for off, v in command_writes(op, args, clear, decay, rsvd, dma, lst):
             await self.reg_write(off, v)
         if not wait:
             return -1, 0, 0
@@ -397,7 +398,9 @@ class Bench(CommandPort):
     def __init__(self, dut: Any, cfg_name: str | None = None, mirror: bool = True, cxl_master: bool = True) -> None:
         self.dut = dut
         self.cfg = config.named(cfg_name or os.environ.get("CXLTRACK_CONFIG", "small"))
-        self.model = Device(self.cfg)
+        # The core has the DMA port but no copy engine (CAP_DMA.COPY 0, docs/rtl-notes.md):
+        # the model is that device, which answers CHUNK_COPY with FLAGS.
+        self.model = Device(self.cfg, dma_copy=False)
         # immediate writes: the bus models look at reset while they are constructed
         # (Icarus: an immediate write to an input that feeds a continuous assignment is never
         # re-propagated by later writes, so only reset, which is read by processes, gets one)
@@ -571,6 +574,7 @@ class Scoreboard:
         result_bytes: int = 0,
         quiesce: bool = True,
         dma: bool = False,
+        lst: bool = False,
     ) -> tuple[int, int, int]:
         """Run one command on both. With quiesce, the scrub engines of both first run dry, so
         the result does not depend on how far a background scrub got; the model then runs
@@ -578,8 +582,8 @@ class Scoreboard:
         if quiesce:
             await self.b.wait_idle()
             self.m.settle()
-        code, r0, r1 = await self.b.command(op, *args, clear=clear, decay=decay, rsvd=rsvd, dma=dma)
-        for off, v in command_writes(op, args, clear, decay, rsvd, dma):
+        code, r0, r1 = await self.b.command(op, *args, clear=clear, decay=decay, rsvd=rsvd, dma=dma, lst=lst)
+        for off, v in command_writes(op, args, clear, decay, rsvd, dma, lst):
             self.m.reg_write(off, v)
         self.run_model_command()
         st = self.m.reg_read(OFF["CMD_STATUS"])

@@ -7,7 +7,7 @@ from typing import Any
 
 import cocotb
 
-from .env import OP, cover, finish, open_bench
+from .env import OFF, OP, cover, finish, open_bench
 
 
 @cocotb.test()
@@ -57,3 +57,19 @@ async def scrub_fifo_order(dut: Any) -> None:
     await sb.compare_events()  # SCRUB_DONE in release order
     await sb.compare_tables()
     finish(b, "chunks_fifo")
+
+
+@cocotb.test()
+async def chunk_copy_without_the_engine(dut: Any) -> None:
+    """Spec 7.1: this core has no copy engine: CAP_DMA.COPY reads 0 and CHUNK_COPY is refused with
+    FLAGS (before ALIGN, RANGE, STATE and PERM), changing nothing; the model is that device."""
+    b, sb, _ = await open_bench(dut)
+    assert not (await b.reg_read(OFF["CAP_DMA"])) >> 2 & 1
+    await sb.command(OP.CHUNK_ASSIGN, 3, 9)
+    for args in ((3, 9, 0x1000), (3, 9, 0x1008), (b.cfg.chunks, 9, 0x1000), (0, 9, 0x1000), (3, 8, 0x1000)):
+        code, _, _ = await sb.command(OP.CHUNK_COPY, *args)
+        assert code == 0x08, (args, code)  # FLAGS
+    await sb.command(OP.CHUNK_QUERY, 3)
+    await sb.compare_registers()
+    await sb.compare_tables()
+    finish(b, "chunk_copy_refused")

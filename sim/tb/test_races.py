@@ -54,16 +54,28 @@ class Cycles:
             prev = busy
 
 
-def cmd(op: int, *args: int, clear: bool = False, dma: bool = False) -> list[tuple[int, int]]:
-    return cmd_writes({"name": op, "args": list(args), "clear": clear, "dma": dma})
+def cmd(op: int, *args: int, clear: bool = False, dma: bool = False, lst: bool = False) -> list[tuple[int, int]]:
+    return cmd_writes({"name": op, "args": list(args), "clear": clear, "dma": dma or lst, "list": lst})
 
 
 # the host buffer DMA harvests write to (sim/tb/env.py HostPort)
 HOST_BUF = HOST_BASE
 
 
-async def harvested(b: Bench, pages: int, dma: bool) -> int:
-    """The bitmap the last harvest of `pages` pages left in RESULT or, by DMA, in the host buffer."""
+async def harvested(b: Bench, pages: int, dma: bool, lst: bool = False) -> int:
+    """The bitmap the last harvest of `pages` pages (from page 0) left in RESULT or, by DMA, in the host buffer; a
+    list harvest's records (docs/spec.md 5.4) turned back into the bitmap, checked for order and range on the way."""
+    if lst:
+        n = await b.reg_read(OFF["CMD_RESULT1_LO"], 8)
+        raw = b.host.read(HOST_BUF, 16 * n)
+        bits, last = 0, -1
+        for i in range(n):
+            first = int.from_bytes(raw[16 * i : 16 * i + 8], "little")
+            word = int.from_bytes(raw[16 * i + 8 : 16 * i + 16], "little")
+            assert first % 64 == 0 and last < first < pages and word, f"list record {i}: page {first} word {word:#x}"
+            bits |= word << first
+            last = first
+        return bits
     if dma:
         return int.from_bytes(b.host.read(HOST_BUF, pages // 8), "little")
     return int.from_bytes(await b.result(pages // 8), "little")
@@ -79,13 +91,14 @@ async def run_cmd(b: Bench, writes: list[tuple[int, int]]) -> tuple[int, int, in
 
 @cocotb.test()
 async def race_harvest(dut: Any) -> None:
-    """Property (a), through RESULT and (odd rounds) by DMA with the DMA port stalled at random."""
+    """Property (a), through RESULT and by DMA (bitmap, and list: docs/spec.md 5.4) with the DMA port stalled at
+    random."""
     rng = random.Random(seed_from_env("race.harvest"))
     b = Bench(dut, mirror=False)
     await b.reset()
     pages = b.cfg.pages
     for it in range(ITER):
-        dma = it % 2 == 1
+        dma, lst = it % 3 != 0, it % 3 == 2
         b.backpressure(rng, rng.choice([0.0, 0.3]))
         b.host_port.p_stall = rng.choice([0.0, 0.5])
         b.host_port.b_delay = (0, rng.choice([0, 40]))
@@ -94,14 +107,14 @@ async def race_harvest(dut: Any) -> None:
             await b.mem_write(p * 4096, b"\x01")
         racing = [rng.randrange(pages) for _ in range(rng.randrange(4, 24))]
         await b.race(
-            cmd(OP.HARVEST_DIRTY, 0, pages, HOST_BUF, clear=True, dma=dma),
+            cmd(OP.HARVEST_DIRTY, 0, pages, HOST_BUF, clear=True, dma=dma, lst=lst),
             [(p * 4096 + 64 * rng.randrange(64), rng.randbytes(8)) for p in racing],
             it,
         )
         code, _, _ = await run_cmd(b, [])
-        h1 = await harvested(b, pages, dma)
-        code2, _, _ = await run_cmd(b, cmd(OP.HARVEST_DIRTY, 0, pages, HOST_BUF, clear=True, dma=dma))
-        h2 = await harvested(b, pages, dma)
+        h1 = await harvested(b, pages, dma, lst)
+        code2, _, _ = await run_cmd(b, cmd(OP.HARVEST_DIRTY, 0, pages, HOST_BUF, clear=True, dma=dma, lst=lst))
+        h2 = await harvested(b, pages, dma, lst)
         assert code == code2 == 0
         got = {p for p in range(pages) if (h1 | h2) >> p & 1}
         assert got == before | set(racing), f"lost or invented writes: {sorted(got ^ (before | set(racing)))}"
@@ -109,7 +122,7 @@ async def race_harvest(dut: Any) -> None:
         split = bool(set(racing) & {p for p in range(pages) if h1 >> p & 1}) and bool(
             set(racing) & {p for p in range(pages) if h2 >> p & 1}
         )
-        cover(("race:harvest_split" if split else "race:harvest") + (":dma" if dma else ""))
+        cover(("race:harvest_split" if split else "race:harvest") + (":list" if lst else ":dma" if dma else ""))
     b.backpressure(rng, 0.0)
     finish(b, "race_harvest")
 
@@ -218,7 +231,15 @@ async def race_summary_dma(dut: Any) -> None:
     await summary_race(dut, dma=True)
 
 
-async def summary_race(dut: Any, dma: bool) -> None:
+@cocotb.test()
+async def race_summary_list(dut: Any) -> None:
+    """Property (a) against the summary bits with a list harvest (docs/spec.md 5.4): the list scan reads the summary
+    and steps a marked row in the cycle after the check cycle, as the DMA bitmap harvest; only the records of the
+    non-zero words go to host memory (see summary_race)."""
+    await summary_race(dut, dma=True, lst=True)
+
+
+async def summary_race(dut: Any, dma: bool, lst: bool = False) -> None:
     """Property (a) against the summary bits, with an exact cycle oracle. The device starts clean (summary clear); a
     harvest of every page with CLEAR races writes whose ends (B handshakes) are placed around its check cycle S: the
     scan in S sees the summary as the write ends up to S + SCAN_SEES left it, the row (the small configuration has one
@@ -226,12 +247,12 @@ async def summary_race(dut: Any, dma: bool) -> None:
     cycle comes after the clear. Oracle, per page: reported by this harvest iff the region was marked at the scan and
     a write to the page ended at or before S; reported by the next harvest iff a write to it ended later, or the
     region was not marked. Half the rounds mark the region before the race (a write long before the launch)."""
-    rng = random.Random(seed_from_env("race.summary" + (".dma" if dma else "")))
+    rng = random.Random(seed_from_env("race.summary" + (".list" if lst else ".dma" if dma else "")))
     b = Bench(dut, mirror=False)
     cyc = Cycles(dut)
     await b.reset()
     pages = b.cfg.pages
-    launch = cmd(OP.HARVEST_DIRTY, 0, pages, HOST_BUF, clear=True, dma=dma)
+    launch = cmd(OP.HARVEST_DIRTY, 0, pages, HOST_BUF, clear=True, dma=dma, lst=lst)
     scan_sees, row_step = (DMA_SCAN_SEES, DMA_ROW_STEP) if dma else (SCAN_SEES, ROW_STEP)
 
     async def one(delay: int, addr: int) -> None:
@@ -249,7 +270,7 @@ async def summary_race(dut: Any, dma: bool) -> None:
         return t0
 
     async def bits() -> set[int]:
-        h = await harvested(b, pages, dma)
+        h = await harvested(b, pages, dma, lst)
         return {p for p in range(pages) if h >> p & 1}
 
     # calibration (no stalls): when the check cycle and a write's end fall relative to the launch
@@ -321,11 +342,11 @@ async def summary_race(dut: Any, dma: bool) -> None:
             else:
                 name = "after_row"
             classes.add(name)
-            cover(f"race:summary_{name}" + ("_dma" if dma else ""))
+            cover(f"race:summary_{name}" + ("_list" if lst else "_dma" if dma else ""))
         it += 1
     cocotb.log.info(
         "summary race%s: %d random rounds, %d aimed at a class they missed",
-        " (DMA)" if dma else "",
+        " (list)" if lst else " (DMA)" if dma else "",
         rounds,
         it - rounds,
     )

@@ -19,6 +19,7 @@ def launch_writes(
     decay: bool = False,
     dma: bool = False,
     rsvd: int = 0,
+    list_: bool = False,
 ) -> list[tuple[int, int]]:
     """(offset, value) pairs: CMD_ARG0..2 low/high words, then CMD_OP."""
     full = list(args) + [0] * (3 - len(args))
@@ -31,6 +32,7 @@ def launch_writes(
         | _OP.field("CLEAR").put(int(clear))
         | _OP.field("DECAY").put(int(decay))
         | _OP.field("DMA").put(int(dma))
+        | _OP.field("LIST").put(int(list_))
         | _OP.field("RSVD").put(rsvd)
     )
     out.append((regs.CMD_OP, value))

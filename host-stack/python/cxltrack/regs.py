@@ -57,6 +57,7 @@ HARVEST_ALIGN_PAGES: Final = 0x40
 MSIX_VECTORS: Final = 0x1
 HARVEST_MAX_BITMAP_PAGES: Final = 0x8000
 HARVEST_MAX_HOTNESS_PAGES: Final = 0x1000
+DMA_LIST_RECORD_BYTES: Final = 0x10
 MAX_OWNER: Final = 0xffff
 MAX_CHUNKS: Final = 0x8000
 # Legal range (min, max) of each configuration field (docs/spec.md section 1.1)
@@ -106,6 +107,7 @@ class Op(IntEnum):
     CHUNK_RELEASE = 0x31  # Owner ARG1 releases chunk ARG0: the chunk is scrubbed (zero-filled) in the background, then freed (SCRUB_DONE event).
     CHUNK_QUERY = 0x32  # RESULT0 = state of chunk ARG0, RESULT1 = owner.
     CHUNK_LIST = 0x33  # RESULT = bitmap of chunks owned by ARG1 (0: free chunks); RESULT0 = their count.
+    CHUNK_COPY = 0x34  # Copy chunk ARG0 of owner ARG1 by DMA to host bus address ARG2 (CAP_DMA.COPY); RESULT0 = bytes written. No tracking effects.
 
 
 class SlotState(IntEnum):
@@ -123,13 +125,13 @@ class Status(IntEnum):
     STATE = 0x05  # The slot or chunk is in the wrong state for this command.
     NO_RESOURCE = 0x06  # No free slot.
     PERM = 0x07  # The chunk belongs to another owner.
-    FLAGS = 0x08  # CLEAR/DECAY given to a command that takes none, both given, DMA given to a command that takes none or to a device without CAP_DMA.PRESENT, or RSVD not 0.
+    FLAGS = 0x08  # CLEAR/DECAY given to a command that takes none, both given, DMA given to a command that takes none or to a device without CAP_DMA.PRESENT, LIST without DMA, on a command other than HARVEST_DIRTY/HARVEST_ACCESSED or on a device without CAP_DMA.LIST, CHUNK_COPY on a device without CAP_DMA.COPY, or RSVD not 0.
     DMA_ERROR = 0x09  # A DMA write of the harvest's result to host memory failed; the range's bits were marked again (docs/spec.md section 5.3).
 
 
 REGISTERS: Final[dict[str, Register]] = {
     'ID': Register('ID', 0x0, (Field('MAGIC', 0, 32, 'r', False, 0x43584c54),)),
-    'VERSION': Register('VERSION', 0x4, (Field('MINOR', 0, 16, 'r', False, 0x1), Field('MAJOR', 16, 16, 'r', False, 0x1),)),
+    'VERSION': Register('VERSION', 0x4, (Field('MINOR', 0, 16, 'r', False, 0x3), Field('MAJOR', 16, 16, 'r', False, 0x1),)),
     'CAP_PAGES_LO': Register('CAP_PAGES_LO', 0x8, (Field('PAGES', 0, 32, 'r', False, 0x0),)),
     'CAP_PAGES_HI': Register('CAP_PAGES_HI', 0xc, (Field('PAGES', 0, 32, 'r', False, 0x0),)),
     'CAP_GEOM': Register('CAP_GEOM', 0x10, (Field('PAGE_SHIFT', 0, 6, 'r', False, 0x0), Field('NUM_SLOTS', 8, 5, 'r', False, 0x0), Field('HOT_BITS', 16, 4, 'r', False, 0x0), Field('EVQ_DEPTH_LOG2', 24, 4, 'r', False, 0x0),)),
@@ -138,7 +140,7 @@ REGISTERS: Final[dict[str, Register]] = {
     'CAP_TICK': Register('CAP_TICK', 0x1c, (Field('TICK_NS', 0, 32, 'r', False, 0x0),)),
     'CTRL': Register('CTRL', 0x20, (Field('TRACK_EN', 0, 1, 'rw', False, 0x1), Field('BAT_INV_EVT_EN', 1, 1, 'rw', False, 0x0),)),
     'SLOT_TIMEOUT': Register('SLOT_TIMEOUT', 0x24, (Field('TICKS', 0, 32, 'rw', False, 0x0),)),
-    'CAP_DMA': Register('CAP_DMA', 0x28, (Field('PRESENT', 0, 1, 'r', False, 0x0), Field('ADDR_BITS', 8, 8, 'r', False, 0x0),)),
+    'CAP_DMA': Register('CAP_DMA', 0x28, (Field('PRESENT', 0, 1, 'r', False, 0x0), Field('LIST', 1, 1, 'r', False, 0x0), Field('COPY', 2, 1, 'r', False, 0x0), Field('ADDR_BITS', 8, 8, 'r', False, 0x0),)),
     'INT_STATUS': Register('INT_STATUS', 0x30, (Field('EVQ', 0, 1, 'r', False, 0x0), Field('CMD_DONE', 1, 1, 'rw', True, 0x0), Field('ERROR', 2, 1, 'rw', True, 0x0),)),
     'INT_ENABLE': Register('INT_ENABLE', 0x34, (Field('EVQ', 0, 1, 'rw', False, 0x0), Field('CMD_DONE', 1, 1, 'rw', False, 0x0), Field('ERROR', 2, 1, 'rw', False, 0x0),)),
     'ERR_STATUS': Register('ERR_STATUS', 0x40, (Field('BAD_REG', 0, 1, 'rw', True, 0x0), Field('BAD_WIDTH', 1, 1, 'rw', True, 0x0), Field('CMD_OVERRUN', 2, 1, 'rw', True, 0x0), Field('SLOT_WRITE', 3, 1, 'rw', True, 0x0), Field('EVQ_OVERFLOW', 4, 1, 'rw', True, 0x0),)),
@@ -150,7 +152,7 @@ REGISTERS: Final[dict[str, Register]] = {
     'CMD_ARG1_HI': Register('CMD_ARG1_HI', 0x8c, (Field('VALUE', 0, 32, 'rw', False, 0x0),)),
     'CMD_ARG2_LO': Register('CMD_ARG2_LO', 0x90, (Field('VALUE', 0, 32, 'rw', False, 0x0),)),
     'CMD_ARG2_HI': Register('CMD_ARG2_HI', 0x94, (Field('VALUE', 0, 32, 'rw', False, 0x0),)),
-    'CMD_OP': Register('CMD_OP', 0xa0, (Field('OP', 0, 8, 'rw', False, 0x0), Field('CLEAR', 8, 1, 'rw', False, 0x0), Field('DECAY', 9, 1, 'rw', False, 0x0), Field('DMA', 10, 1, 'rw', False, 0x0), Field('RSVD', 11, 21, 'rw', False, 0x0),)),
+    'CMD_OP': Register('CMD_OP', 0xa0, (Field('OP', 0, 8, 'rw', False, 0x0), Field('CLEAR', 8, 1, 'rw', False, 0x0), Field('DECAY', 9, 1, 'rw', False, 0x0), Field('DMA', 10, 1, 'rw', False, 0x0), Field('LIST', 11, 1, 'rw', False, 0x0), Field('RSVD', 12, 20, 'rw', False, 0x0),)),
     'CMD_STATUS': Register('CMD_STATUS', 0xa4, (Field('BUSY', 0, 1, 'r', False, 0x0), Field('CODE', 8, 8, 'r', False, 0x0), Field('SEQ', 16, 16, 'r', False, 0x0),)),
     'CMD_RESULT0_LO': Register('CMD_RESULT0_LO', 0xa8, (Field('VALUE', 0, 32, 'r', False, 0x0),)),
     'CMD_RESULT0_HI': Register('CMD_RESULT0_HI', 0xac, (Field('VALUE', 0, 32, 'r', False, 0x0),)),

@@ -186,7 +186,15 @@ def test_cap_dma_and_the_address_width() -> None:
     dev = Device(CFG, dma_addr_bits=32)
     cap = dev.reg_read(regs.CAP_DMA)
     assert (_CAP.field("PRESENT").get(cap), _CAP.field("ADDR_BITS").get(cap)) == (1, 32)
-    assert Device(CFG).reg_read(regs.CAP_DMA) == _CAP.field("PRESENT").put(1) | _CAP.field("ADDR_BITS").put(64)
+    assert Device(CFG).reg_read(regs.CAP_DMA) == (
+        _CAP.field("PRESENT").put(1)
+        | _CAP.field("LIST").put(1)
+        | _CAP.field("COPY").put(1)
+        | _CAP.field("ADDR_BITS").put(64)
+    )
+    assert Device(CFG, dma_copy=False).reg_read(regs.CAP_DMA) == (
+        _CAP.field("PRESENT").put(1) | _CAP.field("LIST").put(1) | _CAP.field("ADDR_BITS").put(64)
+    )
     drv = ModelDriver(dev)
     # 32 bytes (256 pages) fit in the last 64 bytes below 2^32; at 2^32 they do not
     assert drv.cmd(Op.HARVEST_DIRTY, 0, PAGES, 1 << 32, dma=True).code == Status.RANGE

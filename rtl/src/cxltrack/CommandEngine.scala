@@ -28,6 +28,12 @@ class HarvestRow(hotBits: Int) extends Bundle {
 }
 
 /** A BAT command's access to the association table: the valid bit (a table port) and the block/disk payload (RAM). */
+/** A list harvest's answered row (docs/spec.md 5.4): its `n` records (non-zero words) in page order from position 0. */
+class ListRow extends Bundle {
+  val recs = Vec(8, UInt(128.W))
+  val n    = UInt(4.W)
+}
+
 class BatRequest(pageBits: Int, payloadBits: Int) extends Bundle {
   val op   = UInt(TableOp.Bits.W) // READ (BAT_GET), CLEAR (BAT_CLEAR, BAT_DISCARD), SET (BAT_SET)
   val page = UInt(pageBits.W)
@@ -36,8 +42,14 @@ class BatRequest(pageBits: Int, payloadBits: Int) extends Bundle {
 
 object CommandEngine {
 
-  /** Depth of the DMA beat FIFO: the two-cycle table delay plus slack for a stalled W channel. */
-  val DmaFifo = 8
+  /**
+   * Depth of the DMA beat FIFO: the two-cycle table delay plus slack for a stalled W channel, and for a list (stream
+   * mode) the writer's burst of 16 beats: 16 outstanding bursts of 16 beats cover 256 cycles of host write latency.
+   */
+  val DmaFifo = 16
+
+  /** Depth of the list harvest's FIFO of compacted rows (up to 8 records each) between the table and the packer. */
+  val ListFifo = 4
 
   /** Width of the DMA port's addresses (a port exists even without DMA, 1 bit wide, tied off). */
   def dmaAddrBits(p: CxlTrackParams): Int = p.dmaAddrBits max 1
@@ -108,6 +120,10 @@ class CommandEngine(p: CxlTrackParams) extends Module {
     val dmaStart = Output(Valid(new DmaStart(CommandEngine.dmaAddrBits(p), CommandEngine.dmaLenBits(p))))
     val dmaData  = Decoupled(UInt(512.W))
     val dmaDone  = Input(Valid(Bool())) // bits: a B response was SLVERR/DECERR
+    // list harvest (stream mode of the writer, docs/spec.md 5.4): beats in the FIFO, WSTRB of the head beat, no more
+    val dmaAvail = Output(UInt(8.W))
+    val dmaStrb  = Output(UInt(64.W))
+    val dmaEnd   = Output(Bool())
   })
   private def fit(x: UInt, w: Int): UInt = x.pad(w)(w - 1, 0)
   import TableOp._
@@ -192,6 +208,7 @@ class CommandEngine(p: CxlTrackParams) extends Module {
   val clear        = RegInit(false.B)
   val decay        = RegInit(false.B)
   val dma          = RegInit(false.B)
+  val lst          = RegInit(false.B)                             // CMD_OP.LIST
   val rsvd         = RegInit(0.U(22.W))
   val arg0         = RegInit(0.U(64.W))
   val arg1         = RegInit(0.U(64.W))
@@ -214,6 +231,8 @@ class CommandEngine(p: CxlTrackParams) extends Module {
   val beatsLeft    = RegInit(0.U((wordBits + 1).W))               // DMA: beats not yet handed to the writer
   val held         = RegInit(0.U(512.W))                          // DMA: the previous row (unaligned bitmap start)
   val haveHeld     = RegInit(false.B)
+  val listRecs     = RegInit(0.U(64.W))                           // list: records found so far (RESULT1)
+  val listEnd      = RegInit(false.B)                             // list: every beat handed to the writer
   val doneNow      = WireDefault(false.B)
   io.cmdOp   := cmdOp
   io.busy    := busy
@@ -242,6 +261,7 @@ class CommandEngine(p: CxlTrackParams) extends Module {
     clear   := v(OpFields.CLEAR_LSB)
     decay   := v(OpFields.DECAY_LSB)
     dma     := v(OpFields.DMA_LSB)
+    lst     := v(OpFields.LIST_LSB)
     rsvd    := v(OpFields.RSVD_LSB + OpFields.RSVD_WIDTH - 1, OpFields.RSVD_LSB)
     arg0    := io.args(0)
     arg1    := io.args(1)
@@ -259,14 +279,21 @@ class CommandEngine(p: CxlTrackParams) extends Module {
   val known     = Op.All.map(o => op === o.U).reduce(_ || _)
   val isHarvest = op === Op.HARVEST_DIRTY.U || op === Op.HARVEST_ACCESSED.U || op === Op.HARVEST_HOTNESS.U
   // DMA: only on a harvest, only where the configuration has the DMA port (CAP_DMA.PRESENT)
+  // LIST: only with DMA, only on the bitmap harvests (CAP_DMA.LIST is 1 wherever the DMA port exists)
+  // CHUNK_COPY (spec 7.1): this core has no copy engine (CAP_DMA.COPY = 0), so the opcode is refused
+  // with FLAGS, as the spec's check order gives for a device without it.
+  val isBitmap = op === Op.HARVEST_DIRTY.U || op === Op.HARVEST_ACCESSED.U
   val flagsBad = rsvd =/= 0.U || ((clear || decay) && !isHarvest) ||
-    (decay && (op =/= Op.HARVEST_HOTNESS.U || clear)) || (dma && (!isHarvest || (p.dmaAddrBits == 0).B))
+    (decay && (op =/= Op.HARVEST_HOTNESS.U || clear)) || (dma && (!isHarvest || (p.dmaAddrBits == 0).B)) ||
+    (lst && (!dma || !isBitmap)) || op === Op.CHUNK_COPY.U
   val alignBad = arg0(5, 0) =/= 0.U || arg1(5, 0) =/= 0.U || (dma && arg2(5, 0) =/= 0.U)
   val harvestLimit =
     Mux(op === Op.HARVEST_HOTNESS.U, Regs.HARVEST_MAX_HOTNESS_PAGES.U, Regs.HARVEST_MAX_BITMAP_PAGES.U)
   // DMA: no RESULT-window limit (the whole device in one command), but the bytes written must fit in the bus
   // addresses the port can drive: ARG2 + len <= 2^ADDR_BITS (which also excludes a wrap of 2^64)
-  val dmaBytes   = Mux(op === Op.HARVEST_HOTNESS.U, arg1, arg1 >> 3)
+  // a list's buffer must hold the worst case, one 16-byte record per 64-page word: count / 4 bytes
+  require(Regs.DMA_LIST_RECORD_BYTES == 16, "the list packer puts four records in a 64-byte beat")
+  val dmaBytes   = Mux(op === Op.HARVEST_HOTNESS.U, arg1, Mux(lst, arg1 >> 2, arg1 >> 3))
   val dmaEnd     = arg2 +& dmaBytes
   val dmaEndBad  = dmaEnd > (BigInt(1) << (p.dmaAddrBits max 1)).U
   val harvestBad = arg1 === 0.U || (!dma && arg1 > harvestLimit) || (arg0 +& arg1) > p.pages.U || (dma && dmaEndBad)
@@ -288,6 +315,7 @@ class CommandEngine(p: CxlTrackParams) extends Module {
   io.dmaStart.valid       := false.B
   io.dmaStart.bits.addr   := fit(arg2, CommandEngine.dmaAddrBits(p))
   io.dmaStart.bits.bytes  := fit(dmaBytes, CommandEngine.dmaLenBits(p))
+  io.dmaStart.bits.stream := lst
   io.bat.valid            := false.B
   io.bat.bits.op          := READ.U
   io.bat.bits.page        := 0.U
@@ -338,6 +366,8 @@ class CommandEngine(p: CxlTrackParams) extends Module {
             fit(((arg0 + arg1 - 1.U) >> 9) + 1.U, wordBits + 1)
           )
           dmaTotal  := 0.U
+          listRecs  := 0.U
+          listEnd   := false.B
           beatsLeft := fit((dmaBytes + 63.U) >> 6, wordBits + 1)
           haveHeld  := false.B
           when(dma) {
@@ -534,6 +564,7 @@ class CommandEngine(p: CxlTrackParams) extends Module {
   val tokValid = RegInit(VecInit(Seq.fill(2)(false.B)))
   val tokZero  = Reg(Vec(2, Bool()))
   val tokMask  = Reg(Vec(2, UInt(8.W)))
+  val tokRow   = Reg(Vec(2, UInt((wordBits + 1).W)))
   val inDelay  = PopCount(tokValid)
   val room     = beats.io.count +& inDelay < (CommandEngine.DmaFifo - 1).U
   val rowMask  = VecInit(Seq.tabulate(8)(j => Cat(unit, j.U(3.W)) >= startWord && Cat(unit, j.U(3.W)) < endWord)).asUInt
@@ -541,7 +572,40 @@ class CommandEngine(p: CxlTrackParams) extends Module {
   val issue    = WireDefault(false.B)
   val issueZero = WireDefault(false.B)
   val issueMask = Mux(isHot, 1.U(8.W), rowMask)
-  when(state === CmdState.sDma && unit =/= unitEnd && room) {
+  val issueRow  = WireDefault(unit)
+  // list (docs/spec.md 5.4): only marked rows are stepped. The summary window of scanRows rows from `unit` is read each
+  // cycle: the lowest marked row in the range is stepped and the scan goes on after it; rows found unmarked have had
+  // their atomic step (the summary read, as in the RESULT path) and cost nothing more; a window with no marked row is
+  // skipped whole in one cycle.
+  val rows     = Module(new Queue(new ListRow, CommandEngine.ListFifo))
+  val listRoom = rows.io.count +& inDelay < CommandEngine.ListFifo.U
+  val rowsLeft = unitEnd - unit
+  val inWindow = Mux(
+    rowsLeft >= p.scanRows.U,
+    Fill(p.scanRows, 1.U(1.W)),
+    ((1.U << rowsLeft(log2Ceil(p.scanRows + 1) - 1, 0)) - 1.U)(p.scanRows - 1, 0)
+  )
+  val window = Mux(op === Op.HARVEST_DIRTY.U, io.scanBits(0), io.scanBits(1)) & inWindow
+  val hit    = PriorityEncoder(window)
+  val hitRow = unit + hit
+  val hitMask = VecInit(
+    Seq.tabulate(8)(j => Cat(hitRow, j.U(3.W)) >= startWord && Cat(hitRow, j.U(3.W)) < endWord)
+  ).asUInt
+  when(state === CmdState.sDma && lst && unit =/= unitEnd && listRoom) {
+    when(window =/= 0.U) {
+      issue                 := true.B
+      issueRow              := hitRow
+      io.harvest.valid      := true.B
+      io.harvest.bits.row   := fit(hitRow, wordBits)
+      io.harvest.bits.table := op(1, 0)
+      io.harvest.bits.op    := Mux(clear, ZERO.U, READ.U)
+      io.harvest.bits.mask  := hitMask
+      unit                  := hitRow + 1.U
+    }.otherwise {
+      unit := Mux(rowsLeft >= p.scanRows.U, unit + p.scanRows.U, unitEnd)
+    }
+  }
+  when(state === CmdState.sDma && !lst && unit =/= unitEnd && room) {
     issue                 := true.B
     issueZero             := !isHot && !marked
     io.harvest.valid      := isHot || marked
@@ -553,10 +617,12 @@ class CommandEngine(p: CxlTrackParams) extends Module {
   }
   tokValid(0) := issue
   tokZero(0)  := issueZero
-  tokMask(0)  := issueMask
+  tokMask(0)  := Mux(lst, hitMask, issueMask)
+  tokRow(0)   := issueRow
   tokValid(1) := tokValid(0)
   tokZero(1)  := tokZero(0)
   tokMask(1)  := tokMask(0)
+  tokRow(1)   := tokRow(0)
   // an answer (or a zero token) in address order: its 64-byte beat, its count of set bits / non-zero counters
   val arrived  = tokValid(1)
   val inRange  = Cat((0 until 8).reverse.map(k => Fill(64, tokMask(1)(k))))
@@ -574,7 +640,7 @@ class CommandEngine(p: CxlTrackParams) extends Module {
     beats.io.enq.ready
   beats.io.enq.valid := false.B
   beats.io.enq.bits  := unitData
-  when(state === CmdState.sDma && arrived) {
+  when(state === CmdState.sDma && arrived && !lst) {
     dmaTotal := dmaTotal + found
     when(o === 0.U) {
       beats.io.enq.valid := true.B
@@ -592,10 +658,81 @@ class CommandEngine(p: CxlTrackParams) extends Module {
     haveHeld           := false.B
   }
   when(beats.io.enq.fire)(beatsLeft := beatsLeft - 1.U)
+
+  // list: an answered row's non-zero words in range become records (u64 first page, u64 bits: Cat(bits, page)),
+  // compacted to the low positions in page order, and queued as one entry; the packer below fills 64-byte beats with
+  // four records each, carrying up to three over to the next entry, so beats hold records without gaps.
+  val words   = VecInit(Seq.tabulate(8)(j => rowData(64 * j + 63, 64 * j)))
+  val nonzero = VecInit(words.map(_ =/= 0.U)).asUInt
+  val recOf   = VecInit(Seq.tabulate(8)(j => Cat(words(j), Cat(tokRow(1), j.U(3.W), 0.U(6.W)).pad(64))))
+  val before  = Seq.tabulate(8)(j => if (j == 0) 0.U(4.W) else PopCount(nonzero(j - 1, 0)))
+  rows.io.enq.valid  := state === CmdState.sDma && lst && arrived && nonzero =/= 0.U
+  rows.io.enq.bits.n := PopCount(nonzero)
+  rows.io.enq.bits.recs := VecInit(Seq.tabulate(8) { k =>
+    Mux1H(Seq.tabulate(8)(j => (nonzero(j) && before(j) === k.U) -> recOf(j)))
+  })
+  when(state === CmdState.sDma && lst && arrived) {
+    dmaTotal := dmaTotal + PopCount(rowData)
+    listRecs := listRecs + PopCount(nonzero)
+  }
+  // the packer: acc holds up to three records left over; `taken` records of the head entry are already packed
+  val acc      = Reg(Vec(3, UInt(128.W)))
+  val accN     = RegInit(0.U(2.W))
+  val taken    = RegInit(0.U(4.W))
+  val head     = rows.io.deq.bits
+  val headLeft = Mux(rows.io.deq.valid, head.n - taken, 0.U)
+  val have     = accN +& headLeft
+  val combined = VecInit(Seq.tabulate(4) { i =>
+    val fromHead = head.recs((taken +& i.U - accN)(2, 0))
+    Mux(i.U < accN, acc(math.min(i, 2)), Mux(i.U < have, fromHead, 0.U))
+  })
+  val packBeat = Cat(combined.reverse)
+  val lastBeat = state === CmdState.sDma && lst && unit === unitEnd && !tokValid.asUInt.orR && !rows.io.deq.valid
+  val strbs    = Reg(Vec(CommandEngine.DmaFifo, UInt(64.W))) // WSTRB of each beat in the FIFO, in order
+  val strbIn   = RegInit(0.U(log2Ceil(CommandEngine.DmaFifo).W))
+  val strbOut  = RegInit(0.U(log2Ceil(CommandEngine.DmaFifo).W))
+  rows.io.deq.ready := false.B
+  val listEnq  = WireDefault(false.B)
+  val listStrb = WireDefault(Fill(64, 1.U(1.W)))
+  when(state === CmdState.sDma && lst) {
+    when(have >= 4.U) {
+      when(beats.io.enq.ready) {
+        listEnq := true.B
+        val take = 4.U - accN
+        accN := 0.U
+        when(taken +& take === head.n) {
+          rows.io.deq.ready := true.B
+          taken             := 0.U
+        }.otherwise(taken := taken + take)
+      }
+    }.elsewhen(rows.io.deq.valid) { // fewer than four records in all: keep them for the next entry
+      for (i <- 0 until 3) acc(i) := combined(i)
+      accN              := have(1, 0)
+      rows.io.deq.ready := true.B
+      taken             := 0.U
+    }.elsewhen(lastBeat && accN =/= 0.U && beats.io.enq.ready) { // the list's last, partial beat
+      listEnq  := true.B
+      listStrb := (1.U(65.W) << Cat(accN, 0.U(4.W))) - 1.U
+      accN     := 0.U
+    }
+    when(lastBeat && accN === 0.U && !listEnq)(listEnd := true.B)
+  }
+  when(lst) {
+    beats.io.enq.valid := listEnq
+    beats.io.enq.bits  := packBeat
+  }
+  when(beats.io.enq.fire) { // every beat, so that the ring follows the FIFO (full strobes outside a list)
+    strbs(strbIn) := listStrb
+    strbIn        := strbIn + 1.U
+  }
+  when(beats.io.deq.fire)(strbOut := strbOut + 1.U)
+  io.dmaAvail                     := beats.io.count
+  io.dmaStrb                      := strbs(strbOut)
+  io.dmaEnd                       := listEnd
   io.dmaData <> beats.io.deq
   when(state === CmdState.sDma && io.dmaDone.valid) {
     when(!io.dmaDone.bits) {
-      complete(Status.OK, dmaTotal, 0.U)
+      complete(Status.OK, dmaTotal, Mux(lst, listRecs, 0.U))
     }.elsewhen(clear || decay) {
       // never lose a dirty bit: the range's steps cleared (halved) what the host did not receive, so every page of
       // the range is marked again (summary bits follow the rows), every counter becomes max(c, 1)

@@ -137,6 +137,9 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   dma.io.start := commands.io.dmaStart
   dma.io.data <> commands.io.dmaData
   commands.io.dmaDone := dma.io.done
+  dma.io.avail        := commands.io.dmaAvail
+  dma.io.strb         := commands.io.dmaStrb
+  dma.io.end          := commands.io.dmaEnd
   h_axi <> dma.io.axi
   commands.io.scrubFinish := scrub.io.finish
 
@@ -187,7 +190,7 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   values("CAP_TICK") := p.tickNs.U
   values("CAP_DMA") := (if (p.dmaAddrBits == 0) 0.U
                         else
-                          ((BigInt(1) << Regs.CAP_DMA.PRESENT_LSB) |
+                          ((BigInt(1) << Regs.CAP_DMA.PRESENT_LSB) | (BigInt(1) << Regs.CAP_DMA.LIST_LSB) |
                             (BigInt(p.dmaAddrBits) << Regs.CAP_DMA.ADDR_BITS_LSB)).U)
   values("CMD_OP") := commands.io.cmdOp
   values(

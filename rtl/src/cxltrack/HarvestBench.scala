@@ -29,6 +29,7 @@ class HarvestBench(p: CxlTrackParams, withAccessed: Boolean = true, packedState:
     val code        = Output(UInt(8.W))
     val seq         = Output(UInt(16.W))
     val result0     = Output(UInt(64.W))
+    val result1     = Output(UInt(64.W))
     val ready       = Output(Bool())
     val idle        = Output(Bool())
     val resultRead  = Input(Valid(UInt(6.W)))
@@ -58,6 +59,7 @@ class HarvestBench(p: CxlTrackParams, withAccessed: Boolean = true, packedState:
   io.code                := commands.io.code
   io.seq                 := commands.io.seq
   io.result0             := commands.io.result0
+  io.result1             := commands.io.result1
   io.ready               := commands.io.ready
   io.idle                := commands.io.idle && !bitmaps.busy
   // what the benchmark does not use: no BAT answers, every slot FREE, no merge, query or scrub
@@ -75,6 +77,9 @@ class HarvestBench(p: CxlTrackParams, withAccessed: Boolean = true, packedState:
   dma.io.start := commands.io.dmaStart
   dma.io.data <> commands.io.dmaData
   commands.io.dmaDone := dma.io.done
+  dma.io.avail        := commands.io.dmaAvail
+  dma.io.strb         := commands.io.dmaStrb
+  dma.io.end          := commands.io.dmaEnd
   h_axi <> dma.io.axi
 }
 

@@ -13,6 +13,7 @@ object Regs {
   val MSIX_VECTORS: BigInt = BigInt("1", 16)
   val HARVEST_MAX_BITMAP_PAGES: BigInt = BigInt("8000", 16)
   val HARVEST_MAX_HOTNESS_PAGES: BigInt = BigInt("1000", 16)
+  val DMA_LIST_RECORD_BYTES: BigInt = BigInt("10", 16)
   val MAX_OWNER: BigInt = BigInt("ffff", 16)
   val MAX_CHUNKS: BigInt = BigInt("8000", 16)
 
@@ -37,7 +38,7 @@ object Regs {
   }
   object VERSION {
     val OFFSET: Int = 0x4
-    val RESET: BigInt = BigInt("10001", 16)
+    val RESET: BigInt = BigInt("10003", 16)
     val MINOR_LSB: Int = 0
     val MINOR_WIDTH: Int = 16
     val MAJOR_LSB: Int = 16
@@ -108,6 +109,10 @@ object Regs {
     val RESET: BigInt = BigInt("0", 16)
     val PRESENT_LSB: Int = 0
     val PRESENT_WIDTH: Int = 1
+    val LIST_LSB: Int = 1
+    val LIST_WIDTH: Int = 1
+    val COPY_LSB: Int = 2
+    val COPY_WIDTH: Int = 1
     val ADDR_BITS_LSB: Int = 8
     val ADDR_BITS_WIDTH: Int = 8
   }
@@ -204,8 +209,10 @@ object Regs {
     val DECAY_WIDTH: Int = 1
     val DMA_LSB: Int = 10
     val DMA_WIDTH: Int = 1
-    val RSVD_LSB: Int = 11
-    val RSVD_WIDTH: Int = 21
+    val LIST_LSB: Int = 11
+    val LIST_WIDTH: Int = 1
+    val RSVD_LSB: Int = 12
+    val RSVD_WIDTH: Int = 20
   }
   object CMD_STATUS {
     val OFFSET: Int = 0xa4
@@ -332,7 +339,7 @@ object Regs {
   }
   val Registers: Seq[Reg] = Seq(
     Reg("ID", 0x0, BigInt("43584c54", 16), true, BigInt("0", 16), BigInt("0", 16), false),
-    Reg("VERSION", 0x4, BigInt("10001", 16), true, BigInt("0", 16), BigInt("0", 16), false),
+    Reg("VERSION", 0x4, BigInt("10003", 16), true, BigInt("0", 16), BigInt("0", 16), false),
     Reg("CAP_PAGES_LO", 0x8, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
     Reg("CAP_PAGES_HI", 0xc, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
     Reg("CAP_GEOM", 0x10, BigInt("0", 16), true, BigInt("0", 16), BigInt("0", 16), false),
@@ -437,7 +444,8 @@ object Regs {
     val CHUNK_RELEASE: Int = 0x31
     val CHUNK_QUERY: Int = 0x32
     val CHUNK_LIST: Int = 0x33
-    val All: Seq[Int] = Seq(NOP, HARVEST_DIRTY, HARVEST_ACCESSED, HARVEST_HOTNESS, BAT_SET, BAT_GET, BAT_CLEAR, BAT_DISCARD, SLOT_ALLOC, SLOT_MERGE, SLOT_RELEASE, SLOT_QUERY, CHUNK_ASSIGN, CHUNK_RELEASE, CHUNK_QUERY, CHUNK_LIST)
+    val CHUNK_COPY: Int = 0x34
+    val All: Seq[Int] = Seq(NOP, HARVEST_DIRTY, HARVEST_ACCESSED, HARVEST_HOTNESS, BAT_SET, BAT_GET, BAT_CLEAR, BAT_DISCARD, SLOT_ALLOC, SLOT_MERGE, SLOT_RELEASE, SLOT_QUERY, CHUNK_ASSIGN, CHUNK_RELEASE, CHUNK_QUERY, CHUNK_LIST, CHUNK_COPY)
   }
   object SlotState {
     val FREE: Int = 0x00

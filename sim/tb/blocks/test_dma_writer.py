@@ -70,6 +70,10 @@ async def random_transfers(dut: Any) -> None:
     await start(dut)
     host = Host(rng)
     dut.io_start_valid.value = 0
+    dut.io_start_bits_stream.value = 0  # length-known transfers here; stream_transfers below
+    dut.io_avail.value = 0
+    dut.io_strb.value = 0
+    dut.io_end.value = 0
     dut.io_data_valid.value = 0
     dut.io_axi_awready.value = 0
     dut.io_axi_wready.value = 0
@@ -268,3 +272,122 @@ async def random_transfers(dut: Any) -> None:
         transfers += 1
     cocotb.log.info("dma_writer: %d transfers in %d cycles", transfers, cycle)
     dump_coverage(COVERAGE_NAME)
+
+
+@cocotb.test()
+async def stream_transfers(dut: Any) -> None:
+    """Stream mode (a list harvest, docs/spec.md 5.4): the source's beats arrive at random with their own WSTRB, their
+    number unknown at the start; an AW must only announce beats the source already holds (`avail`), bursts never
+    cross 4 KiB and follow each other; the bytes written are exactly the strobed bytes in order; `done` comes once,
+    after `end` and the last B, with the error bit iff a B failed; a stream of no beats issues nothing and is done at
+    `end`."""
+    rng = random.Random(seed_from_env("dma_writer.stream"))
+    await start(dut)
+    for name in ("io_start_valid", "io_data_valid", "io_axi_bvalid", "io_axi_bresp", "io_axi_bid", "io_end"):
+        getattr(dut, name).value = 0
+    dut.io_avail.value = 0
+    dut.io_strb.value = 0
+    for n in range(40):
+        beats = rng.choice([0, 1, 3, rng.randrange(1, 200)])
+        last_recs = rng.randrange(1, 5)  # records (16 bytes) in the last beat
+        data = [rng.getrandbits(512) for _ in range(beats)]
+        strbs = [(1 << 64) - 1] * beats
+        if beats:
+            strbs[-1] = (1 << (16 * last_recs)) - 1
+        addr = 64 * rng.randrange(1 << 12) + (1 << 32)
+        fail = beats > 0 and rng.random() < 0.2
+        dut.io_axi_bvalid.value = 0  # the previous stream's last B is not repeated in the start cycle
+        dut.io_data_valid.value = 0
+        p_src, p_aw, p_w = rng.choice([1.0, 0.5, 0.1]), rng.choice([1.0, 0.4]), rng.choice([1.0, 0.4])
+        dut.io_start_valid.value = 1
+        dut.io_start_bits_addr.value = addr
+        dut.io_start_bits_bytes.value = 0
+        dut.io_start_bits_stream.value = 1
+        await next_cycle(dut)
+        dut.io_start_valid.value = 0
+        queue: deque[int] = deque()  # indexes of beats in the source, not yet taken
+        given = taken = 0
+        announced = 0  # beats covered by accepted AWs
+        bursts: deque[list[int]] = deque()  # [addr, beats, sent]
+        bq: deque[tuple[int, int]] = deque()
+        written = bytearray()
+        cycle = done_count = 0
+        error_seen = False
+        ended = False
+        while True:
+            if given < beats and rng.random() < p_src:
+                queue.append(given)
+                given += 1
+            # `end`: no more beats will be added (the engine raises it with beats still queued)
+            ended = given == beats and (ended or rng.random() < 0.5)
+            dut.io_end.value = int(ended)
+            dut.io_avail.value = len(queue)
+            dut.io_data_valid.value = int(bool(queue))
+            dut.io_data_bits.value = data[queue[0]] if queue else 0
+            dut.io_strb.value = strbs[queue[0]] if queue else 0
+            dut.io_axi_awready.value = int(rng.random() < p_aw)
+            dut.io_axi_wready.value = int(rng.random() < p_w)
+            b_now = bool(bq) and bq[0][0] <= cycle
+            dut.io_axi_bvalid.value = int(b_now)
+            dut.io_axi_bresp.value = bq[0][1] if b_now else 0
+            await settle()
+            if sig(dut.io_axi_awvalid) and sig(dut.io_axi_awready):
+                a, ln = sig(dut.io_axi_awaddr), sig(dut.io_axi_awlen) + 1
+                assert a == addr + 64 * announced, f"stream {n}: AW {a:#x} out of order"
+                assert (a & 0xFFF) + 64 * ln <= 4096, f"stream {n}: AW {a:#x} x{ln} crosses 4 KiB"
+                assert announced + ln <= taken + len(queue), f"stream {n}: AW announces beats the source lacks"
+                announced += ln
+                bursts.append([a, ln, 0])
+            if sig(dut.io_axi_wvalid) and sig(dut.io_axi_wready):
+                assert bursts, f"stream {n}: W before its AW"
+                b = bursts[0]
+                assert sig(dut.io_axi_wlast) == int(b[2] == b[1] - 1), f"stream {n}: WLAST"
+                k = queue[0]
+                assert sig(dut.io_axi_wdata) == data[k] and sig(dut.io_axi_wstrb) == strbs[k], f"stream {n}: beat {k}"
+                for i in range(64):
+                    if strbs[k] >> i & 1:
+                        written.append(data[k] >> (8 * i) & 0xFF)
+                b[2] += 1
+                if b[2] == b[1]:
+                    bursts.popleft()
+                    bq.append((cycle + rng.randrange(0, 20), 2 if fail and not error_seen else 0))
+                    error_seen = error_seen or fail
+            if sig(dut.io_data_valid) and sig(dut.io_data_ready):
+                queue.popleft()
+                taken += 1
+            if os.environ.get("DMA_TRACE"):
+                cocotb.log.info(
+                    "s%d c%d q%s aw %d/%d w %d/%d b %d bq %s inFlight=%s end=%d done=%d",
+                    n,
+                    cycle,
+                    list(queue),
+                    sig(dut.io_axi_awvalid),
+                    sig(dut.io_axi_awready),
+                    sig(dut.io_axi_wvalid),
+                    sig(dut.io_axi_wready),
+                    b_now,
+                    list(bq),
+                    dut.inFlight.value,
+                    sig(dut.io_end),
+                    sig(dut.io_done_valid),
+                )
+            if sig(dut.io_done_valid):
+                done_count += 1
+                assert sig(dut.io_done_bits) == int(fail), f"stream {n}: done error bit {sig(dut.io_done_bits)}"
+                assert not bursts and not queue and given == beats, f"stream {n}: done too early"
+                # in the cycle of the last B, or at `end` when every B came before it (none for no beats)
+                assert len(bq) - int(b_now) == 0, f"stream {n}: done with B responses outstanding"
+            if b_now:
+                bq.popleft()
+            await next_cycle(dut)
+            cycle += 1
+            if done_count:
+                break
+            assert cycle < 100000, f"stream {n}: no done"
+        want = b"".join(bytes(data[k] >> (8 * i) & 0xFF for i in range(64) if strbs[k] >> i & 1) for k in range(beats))
+        assert bytes(written) == want, f"stream {n}: bytes differ"
+        assert sig(dut.io_idle) == 1
+        dut.io_end.value = 0
+        dut.io_start_bits_stream.value = 0
+        cover("stream:" + ("empty" if not beats else "error" if fail else "ok"))
+    dump_coverage(COVERAGE_NAME + "_stream")

@@ -23,6 +23,12 @@ separately as the span.
   last B response (the completion rule). The bytes written are checked: all ones (dense), exactly the pages written
   (sparse), every burst within 4 KiB and in address order.
 
+* sparse_list, pages1pct_list, dense_list: list harvests (docs/spec.md 5.4, HARVEST_DIRTY | CLEAR | DMA | LIST of the
+  whole device in one command): the same 1 % of regions written again (the records of exactly those words), then 1 %
+  of all pages (167 772 of 16 Mi, uniformly at random: nearly half the 64-page words and every region non-zero), then
+  every page dirty (preset; 262 144 records). The records are checked against the pages written, RESULT0 and RESULT1
+  too; the host answers each burst 200 cycles after its last beat, as above.
+
 Results go to $CXLTRACK_BENCH_OUT as JSON."""
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from cocotb.triggers import FallingEdge, ReadOnly
 from cxltrack import regs
 
 from ..env import seed_from_env
-from .driver import DIRTY, ROW, HarvestDut, op_value, params
+from .driver import DIRTY, ROW, HarvestDut, dma_command, list_records, op_value, params
 
 WINDOW = 32768  # pages per command (HARVEST_MAX_BITMAP_PAGES)
 HOST = 1 << 32  # the host buffer's bus address
@@ -167,6 +173,41 @@ async def harvest_all(h: HarvestDut, expect: dict[int, int] | None, check_lines:
     }
 
 
+async def harvest_list(h: HarvestDut, written: set[int] | None) -> dict[str, int]:
+    """HARVEST_DIRTY | CLEAR | DMA | LIST of the whole device in one command; `written`: the pages expected (None:
+    all). The records must be exactly the non-zero words, in page order."""
+    f = regs.REGISTERS["CMD_OP"]
+    value = op_value(DIRTY, True) | f.field("DMA").put(1) | f.field("LIST").put(1)
+    run = await dma_command(h, value, (0, h.pages, HOST), b_latency=B_LATENCY)
+    recs = list_records(run.bytes_written())
+    if written is None:
+        want = [(w * 64, (1 << 64) - 1) for w in range(h.pages // 64)]
+        n = h.pages
+    else:
+        words: dict[int, int] = {}
+        for p in written:
+            words[p // 64] = words.get(p // 64, 0) | 1 << (p % 64)
+        want = [(w * 64, words[w]) for w in sorted(words)]
+        n = len(written)
+    assert recs == want, f"list: {len(recs)} records, expected {len(want)}; first difference at " + str(
+        next((i for i, (a, b) in enumerate(zip(recs, want, strict=False)) if a != b), min(len(recs), len(want)))
+    )
+    assert (run.code, run.result0, run.result1) == (0, n, len(want)), f"list: {run.code} {run.result0} {run.result1}"
+    return {
+        "commands": 1,
+        "busy_cycles": run.busy,
+        "reported": run.result0,
+        "records": run.result1,
+        "rows": h.rows,
+        "min_busy": run.busy,
+        "max_busy": run.busy,
+        "span_cycles": run.span,
+        "bursts": len(run.bursts),
+        "beats": len(run.beats),
+        "b_latency": B_LATENCY,
+    }
+
+
 def preset_all_dirty(dut: Any, rows: int, packed: bool) -> None:
     """Every page dirty: the state the write-end port (port 1) leaves after writing every row: its bank replicas
     hold all ones, the live-value table names bank 1 for every row, every summary bit is set."""
@@ -221,7 +262,33 @@ async def harvest_64gib(dut: Any) -> None:
     for _ in range(3):
         await h.step()
     sparse_dma = await harvest_dma(h, written)
+    # list harvests: the same sparse pattern, 1 % of all pages, every page
+    for p in sorted(written):
+        await h.step(sets=(p, None))
+    for _ in range(3):
+        await h.step()
+    sparse_list = await harvest_list(h, written)
+    sparse_list["regions_written"] = len(regions)
+    sparse_list["pages_written"] = len(written)
+    spread = set(rng.sample(range(h.pages), round(h.pages / 100)))
+    for p in sorted(spread):
+        await h.step(sets=(p, None))
+    for _ in range(3):
+        await h.step()
+    pages1pct_list = await harvest_list(h, spread)
+    pages1pct_list["pages_written"] = len(spread)
+    preset_all_dirty(dut, h.rows, bool(params()["packed"]))
+    await h.step()
+    dense_list = await harvest_list(h, None)
     out = os.environ.get("CXLTRACK_BENCH_OUT")
     if out:
-        result = {"dense": dense, "sparse": sparse, "dense_dma": dense_dma, "sparse_dma": sparse_dma}
+        result = {
+            "dense": dense,
+            "sparse": sparse,
+            "dense_dma": dense_dma,
+            "sparse_dma": sparse_dma,
+            "sparse_list": sparse_list,
+            "pages1pct_list": pages1pct_list,
+            "dense_list": dense_list,
+        }
         Path(out).write_text(json.dumps(result, indent=1))

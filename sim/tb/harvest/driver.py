@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -154,3 +156,114 @@ class HarvestDut:
     def status(self) -> tuple[int, int]:
         """(CMD_STATUS code, RESULT0) as the engine holds them now."""
         return int(self.dut.io_code.value), int(self.dut.io_result0.value)
+
+
+@dataclass
+class DmaRun:
+    """What one DMA command did on HarvestBench's DMA port (h_axi)."""
+
+    code: int = 0
+    result0: int = 0
+    result1: int = 0
+    busy: int = 0  # cycles with BUSY set, up to the completion (after the last B)
+    beats: list[tuple[int, int]] = field(default_factory=list)  # (WDATA, WSTRB) in order
+    bursts: list[tuple[int, int]] = field(default_factory=list)  # (AWADDR, beats) in order
+    span: int = 0
+
+    def bytes_written(self) -> bytes:
+        """The bytes the beats wrote from the first AW address on, in order, strobed bytes only (a hole between two
+        strobed bytes fails: the writer never skips a byte)."""
+        out = bytearray()
+        ended = False
+        for data, strb in self.beats:
+            for k in range(64):
+                if strb >> k & 1:
+                    assert not ended, "a strobed byte after an unstrobed one"
+                    out.append(data >> (8 * k) & 0xFF)
+                else:
+                    ended = True
+        return bytes(out)
+
+
+async def dma_command(
+    h: HarvestDut,
+    value: int,
+    args: tuple[int, int, int],
+    b_latency: int = 20,
+    stall: float = 0.0,
+    rng: random.Random | None = None,
+    fail_burst: int | None = None,
+    each_cycle: Callable[[], tuple[int | None, int | None]] | None = None,
+) -> DmaRun:
+    """Launch CMD_OP `value` with ARG0..2 and play the host behind the DMA port until the command completes: AW and W
+    taken (READY low with probability `stall`), each burst answered `b_latency` cycles after its last beat (burst
+    number `fail_burst` with SLVERR). AW/W ordering, 4 KiB bursts and WLAST are checked. `each_cycle` gives the page
+    sets (dirty, accessed) to present in each cycle, racing the command; its sets are the caller's to record."""
+    d = h.dut
+    rng = rng or random.Random(0)
+    d.h_axi_bvalid.value = 0
+    d.h_axi_bresp.value = 0
+    d.h_axi_bid.value = 0
+    run = DmaRun()
+    first = h.cycle
+    b_due: list[tuple[int, int]] = []  # (cycle, resp)
+    burst_of_w = beat_in_burst = 0
+    launch = True
+    while True:
+        d.io_launch_valid.value = int(launch)
+        if launch:
+            d.io_launch_bits.value = value
+            d.io_args_0.value, d.io_args_1.value, d.io_args_2.value = args
+        sets = each_cycle() if each_cycle else (None, None)
+        for name, page in zip(("io_dirtySet", "io_accessedSet"), sets, strict=True):
+            getattr(d, f"{name}_valid").value = int(page is not None)
+            if page is not None:
+                getattr(d, f"{name}_bits").value = page
+        d.h_axi_awready.value = int(rng.random() >= stall)
+        d.h_axi_wready.value = int(rng.random() >= stall)
+        give_b = bool(b_due) and b_due[0][0] <= h.cycle
+        d.h_axi_bvalid.value = int(give_b)
+        d.h_axi_bresp.value = b_due[0][1] if give_b else 0
+        await ReadOnly()
+        if not launch:
+            run.busy += int(d.io_busy.value)
+        if int(d.h_axi_awvalid.value) and int(d.h_axi_awready.value):
+            a, n = int(d.h_axi_awaddr.value), int(d.h_axi_awlen.value) + 1
+            assert (a & 0xFFF) + 64 * n <= 4096, f"burst {a:#x} x{n} crosses 4 KiB"
+            assert a == args[2] + 64 * sum(b for _, b in run.bursts), f"burst at {a:#x} out of order"
+            run.bursts.append((a, n))
+        if int(d.h_axi_wvalid.value) and int(d.h_axi_wready.value):
+            assert burst_of_w < len(run.bursts), "W before its AW"
+            run.beats.append((int(d.h_axi_wdata.value), int(d.h_axi_wstrb.value)))
+            beat_in_burst += 1
+            if beat_in_burst == run.bursts[burst_of_w][1]:
+                assert int(d.h_axi_wlast.value) == 1, "WLAST missing"
+                b_due.append((h.cycle + b_latency, 2 if burst_of_w == fail_burst else 0))
+                burst_of_w += 1
+                beat_in_burst = 0
+            else:
+                assert int(d.h_axi_wlast.value) == 0, "WLAST early"
+        if give_b:
+            b_due.pop(0)
+        done = not launch and not int(d.io_busy.value)
+        await FallingEdge(d.clock)
+        h.cycle += 1
+        launch = False
+        if done:
+            break
+    for name in ("io_launch_valid", "io_dirtySet_valid", "io_accessedSet_valid", "h_axi_bvalid"):
+        getattr(d, name).value = 0
+    assert not b_due, "done before the last B response"
+    run.code, run.result0 = h.status()
+    run.result1 = int(d.io_result1.value)
+    run.span = h.cycle - first
+    return run
+
+
+def list_records(raw: bytes) -> list[tuple[int, int]]:
+    """(first page, bits) of each 16-byte record of a list harvest (docs/spec.md 5.4)."""
+    assert len(raw) % 16 == 0, f"{len(raw)} bytes: not whole records"
+    return [
+        (int.from_bytes(raw[i : i + 8], "little"), int.from_bytes(raw[i + 8 : i + 16], "little"))
+        for i in range(0, len(raw), 16)
+    ]

@@ -27,6 +27,9 @@
  * Version 8: DMA harvests (docs/spec.md section 5.3): cxlt_info.dma_addr_bits,
  * CXLT_HARVEST_F_MMIO, cxlt_stats.dma_commands.
  *
+ * Version 9: CXLT_IOC_CHUNK_COPY (docs/spec.md section 7.1, device interface
+ * 1.3), cxlt_info.chunk_copy.
+ *
  * Events: read() returns whole struct cxlt_event records (a buffer smaller
  * than one record gives -EINVAL); poll() reports EPOLLIN when one is queued
  * and EPOLLHUP|EPOLLERR after removal. Every open file gets every event
@@ -38,7 +41,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define CXLT_UAPI_VERSION		8
+#define CXLT_UAPI_VERSION		9
 
 #define CXLT_IOC_MAGIC			0xC7
 
@@ -67,7 +70,13 @@ struct cxlt_info {
 	 * mask or buffer, or module parameter harvest_dma=0).
 	 */
 	__u32 dma_addr_bits;
-	__u32 reserved[6];
+	/*
+	 * chunk_copy: 1 when CXLT_IOC_CHUNK_COPY works (the device has
+	 * CAP_DMA.COPY and the driver a bounce buffer of one chunk); 0: it
+	 * answers -EOPNOTSUPP. Since version 9.
+	 */
+	__u32 chunk_copy;
+	__u32 reserved[5];
 };
 
 /* CXLT_IOC_HARVEST: dirty/accessed bitmaps or hotness counters of a range. */
@@ -451,6 +460,27 @@ struct cxlt_event {
 };
 
 /*
+ * CXLT_IOC_CHUNK_COPY: the device copies one whole chunk by DMA (spec 7.1)
+ * into a driver buffer, which is copied to buf: a tier read at memory speed
+ * instead of one CXL.mem read per load. Only the file the chunk is bound to
+ * may copy it (an unbound chunk: CAP_SYS_ADMIN), and owner must be its
+ * owner. The copy changes no tracking bit (a concurrent write stays dirty).
+ * Errors: -EOPNOTSUPP without CAP_DMA.COPY or a buffer of one chunk; -EINVAL
+ * flags/reserved or buf_len < chunk size; -ERANGE chunk/owner; -ENOENT the
+ * chunk is not OWNED; -EPERM another owner's or another file's chunk; -EIO
+ * the DMA failed (buf untouched). Since version 9.
+ */
+struct cxlt_chunk_copy {
+	__u32 chunk;
+	__u32 owner;		/* 1..65535 */
+	__u32 flags;		/* none defined */
+	__u32 reserved0;
+	__u64 buf;		/* user pointer, buf_len bytes */
+	__u64 buf_len;		/* >= 1 << chunk_shift; that many are written */
+	__u64 reserved[2];
+};
+
+/*
  * Raw register access for test and debug (shared-vector replay). Needs
  * CAP_SYS_RAWIO and the module parameter allow_raw=1. CXLT_RAW_ENTER gives
  * this file exclusive use of the device: interrupts are masked, the driver
@@ -492,6 +522,7 @@ struct cxlt_raw {
 #define CXLT_IOC_BAT_SET_ADDRS	_IOWR(CXLT_IOC_MAGIC, 0x0e, struct cxlt_bat_set_addrs)
 #define CXLT_IOC_VIEW		_IOW(CXLT_IOC_MAGIC, 0x0f, struct cxlt_view)
 #define CXLT_IOC_GRANT		_IOW(CXLT_IOC_MAGIC, 0x10, struct cxlt_grant)
+#define CXLT_IOC_CHUNK_COPY	_IOW(CXLT_IOC_MAGIC, 0x11, struct cxlt_chunk_copy)
 #define CXLT_IOC_RAW		_IOWR(CXLT_IOC_MAGIC, 0x20, struct cxlt_raw)
 
 #endif /* _UAPI_LINUX_CXLTRACK_H */

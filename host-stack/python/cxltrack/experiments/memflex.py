@@ -9,9 +9,13 @@ device's chunks, which the L1 host's pool manager (cxlt-pool) hands out and take
    zswap in front of that disk, and of zram in the guest, each after the same workload swapped
    to that area alone; every word verified after each.
 2. Recovery (the same VM): the workload swaps out to the tier and waits; its limit is raised
-   and it touches and checks every page: by its own faults, then (second round) after a batch
-   swap-in (`swapoff` of the tier); timed from the limit's lift to the last word verified. Then
-   the VM gives its chunks back while it runs (the pool's release, scrubbed by the device).
+   and it touches and checks every page, in three modes per round: by its own faults; after
+   the guest's `swapoff` of the tier; after the host's batch swap-in (MemFlex's, driven by
+   the host: the VM paused, the device copies the tier's chunks into L1's RAM by DMA,
+   CHUNK_COPY, the tier is served from that copy, then the guest's swapoff reads RAM); timed
+   from the limit's lift to the last word verified. After the host's batch the VM gives its
+   chunks back while it runs (the pool's release, scrubbed by the device) and, for the next
+   round, gets a fresh tier on the device (a new run hot-plugged: the old one is RAM now).
 3. Several VMs (3 by default) with tiers from one pool smaller than their swap traffic: each
    swaps more than its tier holds, the disk swap area below it takes the rest (the guest's own
    hybrid overflow); every VM verifies every word; the VMs exit and the pool releases their runs.
@@ -21,7 +25,7 @@ zero before its mkswap (cxlt-daxcount on /dev/pmem0 in the guest), pages a workl
 holding other data than it wrote (cxl-memtest's word check: another VM's data, or a chunk
 scrubbed under it, would show there), and pages of a released run the host still reads not
 zero through /dev/dax0.0 after the pool's answer (cxlt-daxcount). Last line:
-    swapin_tier_vs_disk=<hdd ms/MiB / tier ms/MiB> recovery_batch_vs_fault=<fault s / batch s>
+    swapin_tier_vs_disk=<hdd ms/MiB / tier ms/MiB> recovery_batch_vs_fault=<fault s / host batch s>
     isolation_violations=<n> vms=<VMs of step 3>
 (ratios > 1: the tier, the batch swap-in faster). Writes out/experiments-memflex/results.json
 and memflex.png.
@@ -41,6 +45,7 @@ from cxltrack.experiments import boot_default_host
 from cxltrack.harness.nested import Host, MiB, NestedVm, SwapTier, VmSpec
 from cxltrack.harness.pins import out_dir
 from cxltrack.harness.swaptier import (
+    RECOVERY_MODES,
     TIER,
     Recovery,
     Released,
@@ -75,9 +80,8 @@ def log(msg: str) -> None:
 
 def one_vm(host: Host, args: argparse.Namespace) -> tuple[list[SwapIn], list[Recovery], Released, int, str | None]:
     """Steps 1 and 2 on one VM: the swap-in rounds, the recovery rounds, the release."""
-    vm = host.start_vm(
-        VmSpec("vm0", memory=256 * MiB, swap_tier=SwapTier(args.tier_chunks, disk_swap=64 * MiB, check_fresh=True))
-    )
+    tier = SwapTier(args.tier_chunks, disk_swap=64 * MiB, check_fresh=True, grow_ports=max(args.rounds - 1, 0))
+    vm = host.start_vm(VmSpec("vm0", memory=256 * MiB, swap_tier=tier))
     run = vm.tier
     assert run is not None and vm.tier_fresh_nonzero is not None
     limit, fill = args.limit_mib * MiB, args.fill_mib * MiB
@@ -121,20 +125,38 @@ def one_vm(host: Host, args: argparse.Namespace) -> tuple[list[SwapIn], list[Rec
     # Recovery: only the tier on (the disk and zram areas are off after their swapoff).
     tier_on(vm)
     recoveries = []
+    released_runs = []
     for n in range(args.rounds):
         if n:
-            tier_on(vm)  # off since the last batch swap-in
-        for batch in (False, True):
+            # The last round's host batch left the tier in RAM and its chunks released: a
+            # fresh run on the device, so that every round swaps to the device.
+            dev = vm.renew_tier(args.tier_chunks)
+            log(f"round {n + 1}: fresh tier {vm.tier} as {dev}")
+        for mode in RECOVERY_MODES:
+            if mode != "fault":
+                tier_on(vm)  # off since the last swapoff
             seed += 1
-            r = recovery_round(vm, limit, fill, seed, batch)
+            r = recovery_round(vm, limit, fill, seed, mode)
             recoveries.append(r)
+            extra = ""
+            if r.copy is not None:
+                extra = (
+                    f", device copy {r.copy.bytes // MiB} MiB in {r.copy.copy_s:.3f} s into {r.copy.where}, "
+                    f"QEMU's remap {r.copy.revoke_s:.3f} s, paused {r.copy.paused_s:.2f} s "
+                    f"(guest clock stopped: {r.copy.guest_clock_stopped}), tier pages on the device "
+                    f"{r.tier_nonzero_pages}"
+                )
             log(
-                f"recovery {'batch' if batch else 'fault'}: {r.seconds:.2f} s (swapoff {r.swapoff_s:.2f} s), "
-                f"swapped {r.swapped_kib}, ok={r.verified.ok}"
+                f"recovery {mode}: {r.seconds:.2f} s (swapoff done at {r.swapoff_s:.2f} s), "
+                f"swapped {r.swapped_kib}, ok={r.verified.ok}{extra}"
             )
-    # After the batch swap-in the tier is off: its chunks go back to the pool, the VM runs on.
-    released = check_released(host, run, vm.release_tier())
-    log(f"vm0 released its tier while running: {released.answer}, non-zero after {released.nonzero_after}")
+        # After the host's batch the tier is RAM: its chunks go back to the pool, the VM runs on.
+        held = vm.tier
+        assert held is not None
+        released_runs.append(check_released(host, held, vm.release_tier()))
+        log(f"vm0 released its tier while running: {released_runs[-1].answer}")
+    released = released_runs[-1]
+    released.nonzero_after = sum(r.nonzero_after for r in released_runs)
     fresh = vm.tier_fresh_nonzero
     vm.shutdown()
     return swapins, recoveries, released, fresh, no_zram
@@ -196,12 +218,18 @@ def plot(swapins: list[SwapIn], recoveries: list[Recovery], hybrid: list[dict[st
 
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.6))
     names = {TIER: "tier (pmem)", "/dev/zram0": "zram", HDD_LABEL: "disk (hdd)", ZSWAP_LABEL: "zswap + hdd"}
-    axes[0].bar([names.get(s.name.split(":")[0], "disk (RAM)") for s in swapins], [s.ms_per_mib for s in swapins])
+    # the hdd's label has a colon in it: look the whole name up first (else its bar fell on the RAM disk's)
+    axes[0].bar(
+        [names.get(s.name, names.get(s.name.split(":")[0], "disk (RAM)")) for s in swapins],
+        [s.ms_per_mib for s in swapins],
+    )
     axes[0].set_yscale("log")
     axes[0].set_title("batch swap-in (swapoff), ms per MiB")
-    fault = [r.seconds for r in recoveries if not r.batch]
-    batch = [r.seconds for r in recoveries if r.batch]
-    axes[1].bar(["fault-driven", "batch (swapoff)"], [sum(fault) / len(fault), sum(batch) / len(batch)])
+    per_mode = {m: [r.seconds for r in recoveries if r.mode == m] for m in RECOVERY_MODES}
+    axes[1].bar(
+        ["fault-driven", "guest swapoff", "host batch (DMA)"],
+        [sum(v) / len(v) for v in per_mode.values()],
+    )
     axes[1].set_title("workload recovery after the limit's lift (s)")
     if hybrid:
         labels = [h["vm"] for h in hybrid]
@@ -253,8 +281,9 @@ def main(argv: list[str] | None = None) -> int:
     disk = next(s for s in swapins if s.name == HDD_LABEL)
     ram_disk = next(s for s in swapins if s.area.startswith("/dev/vd") and not s.label)
     zram = [s for s in swapins if s.area == "/dev/zram0"]
-    fault = sum(r.seconds for r in recoveries if not r.batch)
-    batch = sum(r.seconds for r in recoveries if r.batch)
+    fault = sum(r.seconds for r in recoveries if r.mode == "fault")
+    swapoff = sum(r.seconds for r in recoveries if r.mode == "swapoff")
+    batch = sum(r.seconds for r in recoveries if r.mode == "host")
     violations = {
         "fresh_tier_nonzero_pages": fresh0 + sum(h["fresh_nonzero"] for h in hybrid),
         "workload_wrong_pages": sum(r.verified.bad_pages for r in recoveries)
@@ -296,9 +325,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"memflex swapin_zram_vs_tier={tier.ms_per_mib / zram[0].ms_per_mib:.2f}")
     for r in recoveries:
         print(
-            f"memflex recovery mode={'batch' if r.batch else 'fault'} seconds={r.seconds:.2f} "
-            f"swapoff_s={r.swapoff_s:.2f} tier_kib={r.swapped_kib.get(TIER, 0)}"
+            f"memflex recovery mode={r.mode} seconds={r.seconds:.2f} "
+            f"swapoff_s={r.swapoff_s:.2f} tier_kib={r.swapped_kib.get(r.tier_dev, 0)}"
+            + (
+                f" copy_s={r.copy.copy_s:.3f} paused_s={r.copy.paused_s:.2f} clock_stopped={r.copy.guest_clock_stopped}"
+                if r.copy
+                else ""
+            )
         )
+    print(f"memflex recovery_swapoff_vs_fault={fault / swapoff:.2f} (the guest's swapoff of the tier)")
     for h in hybrid:
         print(
             f"memflex hybrid vm={h['vm']} run={h['run']} tier_kib={h['swapped_kib'].get(TIER, 0)} "

@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from .agent import AgentChannel, CommandResult, GuestCommandError, GuestError
 from .image import DEFAULT_APPEND, EXTRA_MODULES, GUEST_IMAGE_DIR, InitramfsImage, InitramfsSpec, build_initramfs
@@ -358,6 +358,20 @@ class TierRun:
         return self.dpa >> page_shift, self.size >> page_shift
 
 
+@dataclass(frozen=True)
+class TierCopy:
+    """NestedVm.tier_to_ram: bytes the device copied, the pool's time for the copies, how long
+    the VM was paused, and whether the guest's clock stood still meanwhile."""
+
+    bytes: int
+    copy_s: float
+    paused_s: float
+    guest_clock_stopped: bool
+    revoke_s: float = 0.0  # the qom-set x-revoked-copy calls (QEMU maps the copy)
+    where: str = ""  # the copy's file system: /dev/hugepages, or /dev/shm without huge pages
+    host_s: float = 0.0  # the host's part, from before the copy to after the revocation
+
+
 class PoolError(GuestError):
     """The pool manager refused a request ("error ..." with its reason) or did not answer."""
 
@@ -605,6 +619,13 @@ class NestedVm:
         self.tier_shortfall = 0  # chunks of SwapTier.chunks the pool had no room for
         self.tier_dm: str | None = None  # SwapTier overflow "lru": the guest's dm-writecache device
         self.tier_grown: list[TierRun] = []  # runs added while the VM ran (grow_tier)
+        # QEMU objects of the tier's runs (memory-backend-file "tierN"): every one ever made
+        # (release_tier revokes each; revoking again is a no-op), the next one's number, and
+        # which of them still map the device's chunks (tier_to_ram takes them off it).
+        self.tier_objects = 0
+        self.tier_live: dict[str, TierRun] = {}
+        self.tier_ports_used = 0
+        self.tier_dev = "/dev/pmem0"  # the guest's block device of the current tier
 
     # -- command line ------------------------------------------------------------
     def qemu_args(self) -> list[str]:
@@ -760,6 +781,9 @@ class NestedVm:
                 f"tier of {longest}, the rest of its swap to its disk",
                 flush=True,
             )
+        # QEMU object tier0 maps the first run (qemu_args); none without one
+        self.tier_objects = 1 if self.tier is not None else 0
+        self.tier_live = {"tier0": self.tier} if self.tier is not None else {}
         if t.disk_swap:
             self.host.make_disk(self.swap_disk_path, t.disk_swap)
 
@@ -853,7 +877,7 @@ class NestedVm:
         self.tier_dm_remove()
         if self.qmp is None:
             raise PoolError(f"L2 VM {self.spec.name}: no QMP monitor to revoke the tier with")
-        for n in range(len(self.tier_grown) + 1):  # tier0 and every run grown since
+        for n in range(self.tier_objects):  # tier0 and every run plugged since
             try:
                 self.qmp.command("qom-set", path=f"/objects/tier{n}", property="x-revoked", value=True)
                 revoked = self.qmp.command("qom-get", path=f"/objects/tier{n}", property="x-revoked")
@@ -874,12 +898,38 @@ class NestedVm:
             raise PoolError(f"L2 VM {self.spec.name} has no running tier to grow")
         if self.tier_dm is not None:
             raise PoolError(f"L2 VM {self.spec.name}: a dm-writecache tier does not grow")
-        n = len(self.tier_grown) + 1
-        if n > t.grow_ports:
-            raise PoolError(f"L2 VM {self.spec.name}: no free port to grow its tier ({t.grow_ports} given)")
-        before = set(self.run("ls /sys/block").out.split())
+        self._check_port()
         run = pool.grow_more(self.spec.name, chunks)
         self.tier_grown.append(run)  # the owner's now, released with the rest
+        return self._plug_run(run)
+
+    def renew_tier(self, chunks: int) -> str:
+        """A fresh tier for a VM whose tier was released while it ran (release_tier): a new
+        owner and run from the pool, hot-plugged as grow_tier does (a root port of
+        SwapTier.grow_ports), swapped to at the tier's priority; `tier_dev` is its device."""
+        t, pool = self.spec.swap_tier, self.host.pool
+        if t is None or self.tier is not None or pool is None or pool.dead or self.qmp is None:
+            raise PoolError(f"L2 VM {self.spec.name}: renew_tier needs a released tier")
+        self._check_port()
+        self.tier = pool.grow(self.spec.name, chunks)
+        self.tier_dev = self._plug_run(self.tier)
+        return self.tier_dev
+
+    def _check_port(self) -> None:
+        t = self.spec.swap_tier
+        assert t is not None
+        if self.tier_ports_used >= t.grow_ports:
+            raise PoolError(f"L2 VM {self.spec.name}: no free port to plug a tier run into ({t.grow_ports} given)")
+
+    def _plug_run(self, run: TierRun) -> str:
+        """Hot-plug a virtio-pmem device on `run` into the next free root port; mkswap + swapon
+        at the tier's priority in the guest; the guest's new block device."""
+        t = self.spec.swap_tier
+        assert t is not None and self.qmp is not None
+        before = set(self.run("ls /sys/block").out.split())
+        n, port = self.tier_objects, self.tier_ports_used + 1
+        self.tier_objects += 1
+        self.tier_ports_used += 1
         self.qmp.command(
             "object-add",
             **{
@@ -892,8 +942,9 @@ class NestedVm:
                 "size": run.size,
             },
         )
+        self.tier_live[f"tier{n}"] = run
         self.qmp.command(
-            "device_add", driver="virtio-pmem-pci", memdev=f"tier{n}", id=f"tierdev{n}", bus=f"tierport{n}"
+            "device_add", driver="virtio-pmem-pci", memdev=f"tier{n}", id=f"tierdev{n}", bus=f"tierport{port}"
         )
         known = " ".join(sorted(before))
         out = self.run(
@@ -906,6 +957,94 @@ class NestedVm:
         self.run(f"mkswap {dev} >/dev/null && cxlt-swapon -p {t.priority} {dev}", timeout=120)
         return dev
 
+    def tier_to_ram(
+        self, quiesced: bool = False, where: str | None = None, then: Callable[[], Any] | None = None
+    ) -> TierCopy:
+        """MemFlex's batch swap-in, driven by the host (docs/swap-design.md section 5): the pool
+        has the device copy every chunk of the tier into L1's RAM by DMA (CHUNK_COPY, `copy`
+        request: a file on hugetlbfs, Host.hugepages), each run's backend is revoked with that
+        copy (`x-revoked-copy`, QEMU patch 0009: the copy mapped over the range, the devdax file
+        closed): the guest's tier now reads at memory speed, and the chunks can go back to the
+        pool (release_tier).
+
+        No write of the guest may fall between a chunk's copy and the revocation. The pool
+        clears the run's dirty bits before the copy and copies again every chunk written during
+        a pass. quiesced=False: the VM is paused from before the copy to after the revocation
+        (QMP stop/cont; the guest's clock may not run meanwhile, kvmclock:
+        `guest_clock_stopped` tells a caller that times in the guest to add `paused_s`).
+        quiesced=True: the caller has stopped the guest's writes to the tier (its only swapping
+        cgroup's memory.swap.max = 0, or a swapoff begun); the VM runs, and the device's dirty
+        bits of the run must be clear after the revocation (nothing written after the pool's
+        last pass), else PoolError.
+
+        `where`: the directory for the copies (Host.hugepages, which a caller that times this
+        calls before; by default here). `then`: called at once after the revocation, before
+        the checks and the clean-up (a timed caller's next step: the guest's go)."""
+        pool = self.host.pool
+        if not self.tier_live or pool is None or pool.dead or self.qmp is None:
+            raise PoolError(f"L2 VM {self.spec.name} has no tier on the device to take to RAM")
+        if where is None:
+            where = self.host.hugepages(sum(r.size for r in self.tier_live.values()))
+        live = list(self.tier_live.items())
+        paths = {name: f"{where}/tiercopy-{self.spec.name}-{name}" for name, _ in live}
+        steps: dict[str, float] = {}
+        totals = {"ms": 0.0, "bytes": 0, "passes": 0}
+
+        def timed(step: str, fn: Callable[[], Any]) -> Any:
+            t0 = time.monotonic()
+            try:
+                return fn()
+            finally:
+                steps[step] = steps.get(step, 0.0) + time.monotonic() - t0
+
+        def copy(name: str, run: TierRun) -> None:
+            a = pool.ask(f"copy {self.spec.name} {run.first} {run.count} {paths[name]}")
+            totals["ms"] += float(a["ms"])
+            totals["bytes"] += int(a["bytes"])
+            totals["passes"] = max(totals["passes"], int(a["passes"]))
+
+        g1 = 0.0 if quiesced else float(self.run("cut -d' ' -f1 /proc/uptime").out)
+        h1 = time.monotonic()
+        try:
+            if not quiesced:
+                timed("stop", functools.partial(self.qmp.command, "stop"))
+            for name, run in live:
+                timed("copy", functools.partial(copy, name, run))
+            for name, _ in live:
+                timed("remap", functools.partial(self._revoke_with_copy, name, paths[name]))
+                del self.tier_live[name]
+        finally:
+            if not quiesced:
+                timed("cont", functools.partial(self.qmp.command, "cont"))
+            h2 = time.monotonic()
+        if then is not None:
+            then()
+        # QEMU's mapping keeps the pages (the VM's alone now); the names are not needed
+        self.host.run(f"rm -f {' '.join(paths.values())}", check=False)
+        written = 0
+        if quiesced:
+            for _, run in live:
+                start, count = run.pages(12)
+                out = self.host.run(f"cxltrack harvest dirty {start} {count} --format count", timeout=120).out
+                written += int(out.split()[-1])
+        paused = 0.0 if quiesced else h2 - h1
+        stopped = not quiesced and float(self.run("cut -d' ' -f1 /proc/uptime").out) - g1 < paused / 2
+        print(
+            f"[nested] {self.spec.name}: tier to RAM: {', '.join(f'{k} {v:.3f} s' for k, v in steps.items())}"
+            f"; copy passes {totals['passes']}"
+        )
+        if written:
+            raise PoolError(
+                f"L2 VM {self.spec.name}: {written} pages of its tier were written after the pool's last copy pass"
+            )
+        return TierCopy(
+            int(totals["bytes"]), totals["ms"] / 1000, paused, stopped, steps.get("remap", 0.0), where, h2 - h1
+        )
+
+    def _revoke_with_copy(self, name: str, path: str) -> None:
+        assert self.qmp is not None
+        self.qmp.command("qom-set", path=f"/objects/{name}", property="x-revoked-copy", value=path)
+
     def _give_back_tier(self) -> None:
         """Release the tier's chunks (after the VM's QEMU exited); `tier_released` keeps the
         pool's answer. Nothing to do when the pool is gone (its chunks went with it)."""
@@ -916,7 +1055,7 @@ class NestedVm:
     def _hand_back(self, pool: Pool | None) -> dict[str, str] | None:
         """Forget the VM's runs (the first and every one grown since) and, with `pool`, release
         them there; the pool's answer, also in `tier_released`."""
-        self.tier, self.tier_grown = None, []
+        self.tier, self.tier_grown, self.tier_live = None, [], {}
         if pool is not None:
             self.tier_released = pool.release(self.spec.name)
         return self.tier_released
@@ -1389,6 +1528,25 @@ class Host:
 
     def chunk_bytes(self) -> int:
         return 1 << int(self.run("cat /sys/class/cxltrack/cxltrack0/chunk_shift").out)
+
+    def hugepages(self, size: int) -> str:
+        """A directory in RAM for `size` bytes of copies that a VM's QEMU will map: hugetlbfs
+        (/dev/hugepages) with that many more 2 MiB pages reserved, so that the L2 guest's
+        first touch of the copy costs one nested page fault per 2 MiB, not per 4 KiB; /dev/shm
+        if the host cannot reserve them (said on stdout)."""
+        need = -(-size // (2 * MiB))
+        out = self.run(
+            "grep -q ' /dev/hugepages hugetlbfs' /proc/mounts || { mkdir -p /dev/hugepages && "
+            "mount -t hugetlbfs -o pagesize=2M none /dev/hugepages; } || exit 3; "
+            f"t=$(cat /proc/sys/vm/nr_hugepages); echo $((t + {need})) > /proc/sys/vm/nr_hugepages; "
+            "grep -E '^HugePages_(Total|Free)' /proc/meminfo",
+            check=False,
+        )
+        free = re.search(r"HugePages_Free:\s+(\d+)", out.out)
+        if out.status == 0 and free and int(free.group(1)) >= need:
+            return "/dev/hugepages"
+        print(f"[nested] no {need} huge pages for the tier's copy ({out.out.strip()} {out.err.strip()}): /dev/shm")
+        return "/dev/shm"
 
     def start_pool(self, offset: int = 0, size: int | None = None) -> Pool:
         """Start the swap tier's pool manager over the chunks that lie whole in bytes

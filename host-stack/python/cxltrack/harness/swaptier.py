@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from .agent import GuestError
-from .nested import MOUNT_CGROUP2, Host, NestedVm, TierRun
+from .nested import MOUNT_CGROUP2, Host, NestedVm, TierCopy, TierRun
 
 CGROUP = "/sys/fs/cgroup/tier"
 TIER = "/dev/pmem0"
@@ -167,7 +167,9 @@ def swap_on(vm: NestedVm, area: str, priority: int) -> None:
 
 
 def tier_on(vm: NestedVm, priority: int = 10) -> None:
-    swap_on(vm, TIER, priority)
+    """Swap to the VM's current tier device again (NestedVm.tier_dev), unless it is on."""
+    if vm.tier_dev not in vm.swaps():
+        swap_on(vm, vm.tier_dev, priority)
 
 
 def zram_on(vm: NestedVm, size: int, priority: int = 5) -> str | None:
@@ -250,34 +252,86 @@ def swapin_round(vm: NestedVm, area: str, limit: int, fill: int, seed: int, labe
     return SwapIn(area, used / 1024, float(t[1]) - float(t[0]), verified, label)
 
 
+RECOVERY_MODES = ("fault", "swapoff", "host")
+
+
 @dataclass
 class Recovery:
     """The workload's recovery after its limit was lifted: `seconds` from lifting the limit to
-    its last word verified; batch: with `swapoff` of the tier first (`swapoff_s` of it)."""
+    its last word verified. mode "fault": by the workload's own faults; "swapoff": the guest's
+    `swapoff` of the tier first (`swapoff_s` of it, from the lift); "host": the host's batch
+    beside the running workload (NestedVm.tier_to_ram: the device copies the whole tier into
+    L1's RAM by DMA, `copy`, and the tier is served from that copy): the workload's faults read
+    the device until then and RAM after."""
 
-    batch: bool
+    mode: str
     seconds: float
-    swapoff_s: float
+    swapoff_s: float  # swapoff: until the swapoff ended; host: about until the host's copy was mapped
     swapped_kib: dict[str, int]  # per area, while the workload waited
     verified: Verified
+    tier_dev: str = TIER
+    copy: TierCopy | None = None
+    tier_nonzero_pages: int = -1  # host mode: pages of the tier's run not zero on the device before the batch
+
+    @property
+    def batch(self) -> bool:
+        return self.mode != "fault"
 
 
-def recovery_round(vm: NestedVm, limit: int, fill: int, seed: int, batch: bool) -> Recovery:
+def recovery_round(vm: NestedVm, limit: int, fill: int, seed: int, mode: str) -> Recovery:
     """The workload fills `fill` bytes in a cgroup of `limit` (the rest to swap) and waits for
-    its go; then, timed in the guest from the limit's lift: batch, `swapoff` of the tier (every
-    page back in one pass) and go; fault-driven, go at once (each page comes back at its
-    fault). Recovered when cxl-memtest has touched and checked every page (verified_at)."""
+    its go; then, timed in the guest from the limit's lift, it recovers by `mode`
+    (RECOVERY_MODES, see Recovery) and goes. Recovered when cxl-memtest has touched and checked
+    every page (verified_at). In host mode the time the VM was paused is added when the
+    guest's clock stood still meanwhile (the guest cannot count it), so the figure is the
+    recovery's whole time whichever clock ran."""
+    if mode not in RECOVERY_MODES:
+        raise ValueError(f"recovery mode {mode!r}: one of {RECOVERY_MODES}")
+    tier = vm.tier_dev
     out, go = _waiting(vm, limit, fill, seed)
     swapped = {d: u for d, (_, u, _) in vm.swaps().items()}
-    swapoff = f"swapoff {TIER}; " if batch else ""
-    t = vm.run(
-        f"{_uptime_cmd('a')}; echo max > {CGROUP}/memory.max; {swapoff}{_uptime_cmd('b')}; touch {go}; echo $a $b",
-        timeout=600,
-    ).out.split()
+    copy, nonzero = None, -1
+    if mode == "host":
+        run = vm.tier
+        assert run is not None
+        # The swapped pages really are in the device's chunks (a tier that is RAM already would
+        # make the batch a copy of nothing): read through /dev/dax0.0, before the timed part.
+        nonzero = nonzero_pages(vm.host, run)
+        # Timed from the limit's lift. With the limit the cgroup's swap is closed
+        # (memory.swap.max 0: the workload, the guest's only swapping cgroup, puts no new page
+        # on the tier) and the workload goes at once, taking its pages back by its own faults;
+        # meanwhile the device copies the tier into L1's RAM and the tier is revoked with the
+        # copy (NestedVm.tier_to_ram, which checks with the device's dirty bits that nothing was
+        # written after the copy): the faults after that read RAM. The host's batch runs beside
+        # the VM, as MemFlex's proactive swap-in does; no agent round trip waits for it. The
+        # tier is swapped off afterwards (untimed; nothing the workload needs is left there).
+        where = vm.host.hugepages(run.size)  # the host's RAM for the copy, set aside before
+        a = float(
+            vm.run(
+                f"{_uptime_cmd('a')}; echo 0 > {CGROUP}/memory.swap.max; echo max > {CGROUP}/memory.max; "
+                f"touch {go}; echo $a"
+            ).out
+        )
+        copy = vm.tier_to_ram(quiesced=True, where=where)
+        b = a + copy.host_s  # about when the copy was mapped (the host's clock for its part)
+        t = [a, b]
+    else:
+        swapoff = f"swapoff {tier}; " if mode == "swapoff" else ""
+        t = [
+            float(x)
+            for x in vm.run(
+                f"{_uptime_cmd('a')}; echo max > {CGROUP}/memory.max; {swapoff}{_uptime_cmd('b')}; touch {go}; "
+                "echo $a $b",
+                timeout=600,
+            ).out.split()
+        ]
     verified = Verified.parse(memtest_done(vm, out), fill, seed)
-    start = float(t[0])
-    seconds = verified.verified_at - start if verified.verified_at is not None else float("nan")
-    return Recovery(batch, seconds, float(t[1]) - start, swapped, verified)
+    if mode == "host":
+        vm.run(f"echo max > {CGROUP}/memory.swap.max; swapoff {tier}", timeout=600)
+    start = t[0]
+    added = copy.paused_s if copy is not None and copy.guest_clock_stopped else 0.0
+    seconds = verified.verified_at - start + added if verified.verified_at is not None else float("nan")
+    return Recovery(mode, seconds, t[1] - start + added, swapped, verified, tier, copy, nonzero)
 
 
 @dataclass

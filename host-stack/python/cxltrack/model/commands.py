@@ -48,11 +48,14 @@ class Launch:
     arg0: int
     arg1: int
     arg2: int
+    list: bool = False  # CMD_OP.LIST (section 5.4)
 
 
 Steps = Generator[None, None, Completion]
 
 HARVESTS = {Op.HARVEST_DIRTY, Op.HARVEST_ACCESSED, Op.HARVEST_HOTNESS}
+LISTS = {Op.HARVEST_DIRTY, Op.HARVEST_ACCESSED}  # the harvests LIST applies to (section 5.4)
+RECORD = regs.DMA_LIST_RECORD_BYTES
 
 
 def run(dev: Device, cmd: Launch) -> Steps:
@@ -67,6 +70,10 @@ def run(dev: Device, cmd: Launch) -> Steps:
     if cmd.decay and (op != Op.HARVEST_HOTNESS or cmd.clear):
         return Completion(Status.FLAGS)
     if cmd.dma and (op not in HARVESTS or not dev.dma_addr_bits):
+        return Completion(Status.FLAGS)
+    if cmd.list and (not cmd.dma or op not in LISTS or not dev.dma_list):
+        return Completion(Status.FLAGS)
+    if op == Op.CHUNK_COPY and not dev.dma_copy:
         return Completion(Status.FLAGS)
     handler = _HANDLERS.get(op)
     if handler is None:
@@ -89,30 +96,38 @@ def _harvest_range(dev: Device, cmd: Launch, limit: int, nbytes: int) -> Status 
     return None
 
 
-def _dma_done(cmd: Launch, ok: bool, result0: int, remark: Callable[[], None]) -> Completion:
+def _dma_done(cmd: Launch, ok: bool, result0: int, remark: Callable[[], None], result1: int = 0) -> Completion:
     """The end of a DMA harvest (docs/spec.md section 5.3): after every step and every write.
     A failed write costs the host the range's data, so the range is marked again (never lose a
-    dirty bit), as the steps left it."""
+    dirty bit), as the steps left it. result1: records written by a list harvest (5.4)."""
     if ok:
-        return Completion(Status.OK, result0, 0, None)
+        return Completion(Status.OK, result0, result1, None)
     remark()
     return Completion(Status.DMA_ERROR, 0, 0, None)
 
 
 def _harvest_bits(dev: Device, cmd: Launch) -> Steps:
-    err = _harvest_range(dev, cmd, MAX_BITMAP, cmd.arg1 // 8)
+    # with LIST the buffer must hold the worst case, one record per word (section 5.4)
+    nbytes = cmd.arg1 // WORD * RECORD if cmd.list else cmd.arg1 // 8
+    err = _harvest_range(dev, cmd, MAX_BITMAP, nbytes)
     if err is not None:
         return Completion(err)
     bitmap = dev.tables.dirty if cmd.op == Op.HARVEST_DIRTY else dev.tables.accessed
     out = bytearray()
     total = 0
+    records = 0
     ok = True
     first = cmd.arg0 // WORD
     for word in range(first, (cmd.arg0 + cmd.arg1) // WORD):
         value = bitmap.take_word(word, cmd.clear)
         data = value.to_bytes(8, "little")
         total += value.bit_count()
-        if cmd.dma:
+        if cmd.list:
+            if value:  # a record per non-zero word, packed in page order
+                rec = (word * WORD).to_bytes(8, "little") + data
+                ok = dev.host.dma_write(cmd.arg2 + RECORD * records, rec) and ok
+                records += 1
+        elif cmd.dma:
             # The engine runs every step even after a failed write (the design's rule).
             ok = dev.host.dma_write(cmd.arg2 + 8 * (word - first), data) and ok
         else:
@@ -126,7 +141,7 @@ def _harvest_bits(dev: Device, cmd: Launch) -> Steps:
             for word in range(first, (cmd.arg0 + cmd.arg1) // WORD):
                 bitmap.words[word] = (1 << WORD) - 1
 
-    return _dma_done(cmd, ok, total, remark)
+    return _dma_done(cmd, ok, total, remark, records)
 
 
 def _harvest_hotness(dev: Device, cmd: Launch) -> Steps:
@@ -314,6 +329,31 @@ def _chunk_list(dev: Device, cmd: Launch) -> Steps:
     yield  # pragma: no cover
 
 
+def _chunk_copy(dev: Device, cmd: Launch) -> Steps:
+    """CHUNK_COPY (docs/spec.md section 7.1): the chunk's bytes to host memory by DMA, one
+    64-byte line per step. The engine's reads are not requests: no dirty, accessed, hotness or
+    association effect, so a copy can neither hide a write nor make the whole tier look hot."""
+    if cmd.arg2 % DMA_ALIGN:
+        return Completion(Status.ALIGN)
+    size = dev.cfg.chunk_size
+    if not _chunk_args(dev, cmd, False) or cmd.arg2 + size > 1 << dev.dma_addr_bits:
+        return Completion(Status.RANGE)
+    chunk = dev.chunks[cmd.arg0]
+    if chunk.state != ChunkState.OWNED:
+        return Completion(Status.STATE)
+    if chunk.owner != cmd.arg1:
+        return Completion(Status.PERM)
+    base = cmd.arg0 << dev.cfg.chunk_shift
+    ok = True
+    for off in range(0, size, 64):
+        # Every line is read and written even after a failed write: the status reports it.
+        ok = dev.host.dma_write(cmd.arg2 + off, dev.mem.read(base + off, 64)) and ok
+        yield
+    if not ok:
+        return Completion(Status.DMA_ERROR, 0, 0, None)
+    return Completion(Status.OK, size, 0, None)
+
+
 _HANDLERS = {
     Op.HARVEST_DIRTY: _harvest_bits,
     Op.HARVEST_ACCESSED: _harvest_bits,
@@ -330,4 +370,5 @@ _HANDLERS = {
     Op.CHUNK_RELEASE: _chunk_release,
     Op.CHUNK_QUERY: _chunk_query,
     Op.CHUNK_LIST: _chunk_list,
+    Op.CHUNK_COPY: _chunk_copy,
 }

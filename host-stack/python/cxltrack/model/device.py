@@ -49,12 +49,28 @@ class WriteToken:
 
 
 class Device:
-    def __init__(self, cfg: DeviceConfig, dma_addr_bits: int = 64, host: HostMemory | None = None) -> None:
+    def __init__(
+        self,
+        cfg: DeviceConfig,
+        dma_addr_bits: int = 64,
+        host: HostMemory | None = None,
+        dma_copy: bool | None = None,
+        dma_list: bool = True,
+    ) -> None:
         """dma_addr_bits: CAP_DMA.ADDR_BITS, a property of the implementation, not of the
         configuration (QEMU and the RTL drive 64-bit bus addresses); 0 = no DMA. host: the host
-        memory DMA harvests write to (docs/spec.md section 5.3); a device reset keeps it."""
+        memory DMA harvests write to (docs/spec.md section 5.3); a device reset keeps it.
+        dma_list: CAP_DMA.LIST (list harvests, section 5.4); only with DMA.
+        dma_copy: CAP_DMA.COPY (CHUNK_COPY, docs/spec.md section 7.1); by default present
+        exactly when DMA is; it needs DMA."""
         if not 0 <= dma_addr_bits <= 64:
             raise ValueError(f"dma_addr_bits must be 0..64, not {dma_addr_bits}")
+        self.dma_list = dma_list and dma_addr_bits > 0
+        if dma_copy is None:
+            dma_copy = dma_addr_bits > 0
+        if dma_copy and not dma_addr_bits:
+            raise ValueError("dma_copy needs DMA (dma_addr_bits > 0)")
+        self.dma_copy = dma_copy
         self.cfg = cfg
         self.mem = Memory(cfg.capacity_bytes, cfg.page_size)
         self.dma_addr_bits = dma_addr_bits
@@ -227,7 +243,12 @@ class Device:
             case "CAP_DMA":
                 d = R["CAP_DMA"]
                 bits = self.dma_addr_bits
-                return d.field("PRESENT").put(int(bits > 0)) | d.field("ADDR_BITS").put(bits)
+                return (
+                    d.field("PRESENT").put(int(bits > 0))
+                    | d.field("LIST").put(int(self.dma_list))
+                    | d.field("COPY").put(int(self.dma_copy))
+                    | d.field("ADDR_BITS").put(bits)
+                )
             case "INT_STATUS":
                 return self._int_status()
             case "ERR_COUNT":
@@ -359,6 +380,7 @@ class Device:
             decay=bool(reg.field("DECAY").get(value)),
             rsvd=reg.field("RSVD").get(value),
             dma=bool(reg.field("DMA").get(value)),
+            list=bool(reg.field("LIST").get(value)),
             arg0=self.args[0],
             arg1=self.args[1],
             arg2=self.args[2],

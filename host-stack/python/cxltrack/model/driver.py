@@ -38,8 +38,10 @@ class ModelDriver:
         decay: bool = False,
         dma: bool = False,
         rsvd: int = 0,
+        list_: bool = False,
     ) -> None:
-        for offset, value in launch_writes(op, (arg0, arg1, arg2), clear=clear, decay=decay, dma=dma, rsvd=rsvd):
+        writes = launch_writes(op, (arg0, arg1, arg2), clear=clear, decay=decay, dma=dma, rsvd=rsvd, list_=list_)
+        for offset, value in writes:
             self.dev.reg_write(offset, value)
 
     def result(self) -> CmdResult:

@@ -21,6 +21,9 @@ REQUIREMENTS = {
     "it as two full-strobe 32-bit writes",
     "dma": "the device writes harvests to host memory (CMD_OP.DMA, CAP_DMA, docs/spec.md 5.3) and the runner can "
     "fill, check and fault host memory (host_fill, host_expect, host_fault)",
+    "dma_list": "the device writes list harvests (CMD_OP.LIST, CAP_DMA.LIST, docs/spec.md 5.4); with 'dma'",
+    "dma_copy": "the device has CHUNK_COPY (CAP_DMA.COPY, docs/spec.md 7.1): it copies an owned chunk to host "
+    "memory by DMA",
 }
 # Host memory the dma cases use (docs/vectors.md "Host memory"): buffers from HOST_BASE (guest RAM in
 # the QEMU runner, which has 2 GiB from 0), faults at HOST_FAULT_BASE (nothing mapped there).
@@ -69,6 +72,7 @@ _CMD_FIELDS: dict[str, tuple[str, bool]] = {
     "clear": (_BOOL, False),
     "decay": (_BOOL, False),
     "dma": (_BOOL, False),
+    "list": (_BOOL, False),
     "rsvd": (_INT, False),
 }
 _SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
@@ -151,8 +155,8 @@ def _check(kind: str, v: Any, src: str, line: int, name: str) -> Any:
             if v not in CHECK_KINDS:
                 raise bad(f"must be one of {CHECK_KINDS}, not {v!r}")
         case "args":
-            if not isinstance(v, list) or len(v) > 3 or not all(_is_int(a) for a in v):
-                raise bad("must be a list of up to 3 non-negative integers")
+            if not isinstance(v, list) or len(v) > 3 or not all(_is_int(a) and a < 1 << 64 for a in v):
+                raise bad("must be a list of up to 3 non-negative integers below 2^64 (64-bit arguments)")
         case "intlist":
             if not isinstance(v, list) or not all(_is_int(a) for a in v):
                 raise bad("must be a list of non-negative integers")
@@ -290,6 +294,10 @@ def parse_lines(lines: list[str], source: str) -> list[Case]:
         if uses_dma and "dma" not in cases[-1].requires:
             # A runner decides what to skip from the header alone: it must not meet host memory unannounced.
             raise _fail(source, n, "op", f"{name} needs the case to declare requirement 'dma'")
+        if name == "cmd" and vop.f.get("list") and "dma_list" not in cases[-1].requires:
+            raise _fail(source, n, "list", "a LIST command needs the case to declare requirement 'dma_list'")
+        if name == "cmd" and vop.f["name"] == "CHUNK_COPY" and "dma_copy" not in cases[-1].requires:
+            raise _fail(source, n, "op", "CHUNK_COPY needs the case to declare requirement 'dma_copy'")
         cases[-1].ops.append(vop)
     return cases
 

@@ -16,7 +16,7 @@ import json
 import random
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from cxltrack import regs
 from cxltrack.config import named
@@ -116,6 +116,7 @@ class Recorder:
         clear: bool = False,
         decay: bool = False,
         dma: bool = False,
+        list_: bool = False,
         rsvd: int = 0,
         window: int = 0,
         label: str | None = None,
@@ -133,6 +134,8 @@ class Recorder:
             spec["decay"] = True
         if dma:
             spec["dma"] = True
+        if list_:
+            spec["list"] = True
         if rsvd:
             spec["rsvd"] = rsvd
         op: dict[str, Any] = {"op": "cmd", **spec}
@@ -255,7 +258,8 @@ def case_dma_harvest(rng: random.Random) -> Recorder:
     ARG2, RESULT is untouched, whole-device ranges in one command, CLEAR and DECAY as without DMA."""
     r = Recorder("dma_harvest", requires=["dma"])
     pages = r.cfg.pages
-    r.reg_read(regs.CAP_DMA)
+    # (CAP_DMA is read by the chunk_copy case: its COPY bit differs on a device with DMA
+    # harvests but without CHUNK_COPY.)
     r.reg_read(regs.VERSION)
     _dirty_some(r, rng, 30)
     for p in rng.sample(range(pages), 20):
@@ -389,6 +393,262 @@ def case_dma_stray() -> Recorder:
         r.host_expect(HB, 0x400)
     r.cmd("HARVEST_ACCESSED", 128, 64, HB + 0x380, dma=True)
     r.host_expect(HB, 0x400)
+    return r
+
+
+REC = regs.DMA_LIST_RECORD_BYTES
+
+
+def _records(r: Recorder, addr: int, n: int) -> list[tuple[int, int]]:
+    """The (first page, bits) records the model wrote at addr."""
+    raw = r.dev.host.read(addr, n * REC)
+    le: Literal["little"] = "little"
+    return [
+        (int.from_bytes(raw[REC * i : REC * i + 8], le), int.from_bytes(raw[REC * i + 8 : REC * i + 16], le))
+        for i in range(n)
+    ]
+
+
+def _unwrite(r: Recorder) -> Recorder:
+    """Write zeros back where the case wrote: runners keep device memory from case to case (a device
+    reset does not touch it, spec section 11), and a later case's mem_read expects what it left."""
+    done = [(o["addr"], o["data"]) for o in r.ops if o["op"] == "mem_write"]
+    done += [(w["addr"], w["data"]) for o in r.ops if o["op"] == "race" for w in o["writes"]]
+    for addr, data in done:
+        r.mem_write(addr, bytes(len(data) // 2))
+    return r
+
+
+def _zero_first(r: Recorder, pages: list[int]) -> None:
+    """Zero the lines a case will read before it relies on them (runners keep device memory from
+    earlier cases), then take the dirty and accessed bits that costs, so the case starts clean."""
+    for p in pages:
+        r.mem_write(p * P, bytes(8))
+    r.cmd("HARVEST_DIRTY", 0, r.cfg.pages, clear=True)
+    r.cmd("HARVEST_ACCESSED", 0, r.cfg.pages, clear=True)
+
+
+def case_list_harvest(rng: random.Random) -> Recorder:
+    """List harvests (docs/spec.md 5.4): one 16-byte record per non-zero word, in page order, packed from ARG2;
+    exactly records x 16 bytes written (the rest of the worst-case buffer keeps its pattern); RESULT1 = records;
+    the same bits as the bitmap harvest; CLEAR; an empty list writes nothing."""
+    r = Recorder("list_harvest", requires=["dma", "dma_list"])
+    pages = r.cfg.pages
+    worst = pages // 64 * REC
+    r.reg_read(regs.CAP_DMA)
+    r.reg_read(regs.VERSION)
+    reads = rng.sample(range(pages), 7)
+    _zero_first(r, reads)
+    written = _dirty_some(r, rng, 9)
+    for p in (0, 63, 64, pages - 1):  # first and last page of the device, both ends of a word
+        r.mem_write(p * P, _q(p + 1))
+    for p in reads:
+        r.mem_read(p * P)
+    bm = HB
+    _dma_buffer(r, bm, pages // 8)
+    r.cmd("HARVEST_DIRTY", 0, pages, bm, dma=True)  # the bitmap, to compare with
+    _dma_check(r, bm, pages // 8)
+    buf = HB + 0x1000
+    _dma_buffer(r, buf, worst)
+    res = r.cmd("HARVEST_DIRTY", 0, pages, buf, dma=True, list_=True)  # whole device, peek
+    _dma_check(r, buf, worst)
+    recs = _records(r, buf, res["result1"])
+    bits = int.from_bytes(r.dev.host.read(bm, pages // 8), "little")
+    words = [(w * 64, bits >> (64 * w) & (1 << 64) - 1) for w in range(pages // 64)]
+    assert recs == [w for w in words if w[1]]
+    assert {p for p in written} <= {f + i for f, b in recs for i in range(64) if b >> i & 1}
+    # a range that starts and ends inside a 512-page row, with CLEAR
+    buf2 = HB + 0x2000
+    _dma_buffer(r, buf2, 2 * REC)
+    r.cmd("HARVEST_DIRTY", 64, 128, buf2, clear=True, dma=True, list_=True)
+    _dma_check(r, buf2, 2 * REC)
+    r.cmd("HARVEST_DIRTY", 0, pages, buf, clear=True, dma=True, list_=True)  # the words left at both ends
+    _dma_check(r, buf, worst)
+    r.cmd("HARVEST_DIRTY", 0, pages, buf, dma=True, list_=True)  # nothing left: no record, nothing written
+    _dma_check(r, buf, worst)
+    r.cmd("HARVEST_DIRTY", 0, pages, window=pages // 8)
+    buf3 = HB + 0x3000
+    _dma_buffer(r, buf3, worst)
+    r.cmd("HARVEST_ACCESSED", 0, pages, buf3, clear=True, dma=True, list_=True)
+    _dma_check(r, buf3, worst)
+    r.cmd("HARVEST_ACCESSED", 0, pages, window=pages // 8)  # cleared
+    r.reg_read(regs.RESULT)  # untouched by the DMA harvests
+    return r
+
+
+def case_list_dense() -> Recorder:
+    """Every word non-zero (records fill whole 64-byte beats and a partial last one) on the default
+    configuration: 1024 words in one command, then a range of 5 words (a partial beat)."""
+    r = Recorder("list_dense_default", requires=["dma", "dma_list"], config="default")
+    pages = r.cfg.pages
+    for w in range(pages // 64):
+        r.mem_write((w * 64 + w % 64) * r.cfg.page_size, _q(w))
+    worst = pages // 64 * REC
+    _dma_buffer(r, HB, worst)
+    r.cmd("HARVEST_DIRTY", 64 * 7, 64 * 5, HB, dma=True, list_=True)
+    _dma_check(r, HB, worst)
+    r.cmd("HARVEST_DIRTY", 0, pages, HB, clear=True, dma=True, list_=True)
+    _dma_check(r, HB, worst)
+    r.cmd("HARVEST_DIRTY", 0, pages, HB, clear=True, dma=True, list_=True)  # empty now
+    r.host_expect(HB, 64)
+    # RANGE: the worst case (pages/64 records = pages/4 bytes) must fit below 2^64, whatever the tables
+    # hold (nothing now), though the bitmap (pages/8 bytes) would; nothing is mapped there, so the
+    # bitmap harvest is legal but fails
+    top = (1 << 64) - pages // 8
+    r.host_fault(top, pages // 8)
+    r.cmd("HARVEST_DIRTY", 0, pages, top, dma=True, list_=True)
+    r.cmd("HARVEST_DIRTY", 0, pages, top, dma=True)
+    return r
+
+
+def case_list_errors(rng: random.Random) -> Recorder:
+    """The flags, alignment and range rules of LIST (docs/spec.md 5, 5.4) in the check order, and DMA_ERROR:
+    with CLEAR the whole range comes back marked, without it nothing changes; an empty list cannot fail."""
+    r = Recorder("list_errors", requires=["dma", "dma_list"])
+    pages = r.cfg.pages
+    _zero_first(r, [0, 1, 2])
+    written = _dirty_some(r, rng, 10)
+    r.cmd("HARVEST_DIRTY", 0, 64, window=8)
+    # FLAGS: LIST without DMA, on hotness and other commands, with the other flag rules
+    r.cmd("HARVEST_DIRTY", 0, 64, HB, list_=True)
+    r.cmd("HARVEST_ACCESSED", 0, 64, HB, clear=True, list_=True)
+    r.cmd("HARVEST_HOTNESS", 0, 64, HB, dma=True, list_=True)
+    r.cmd("NOP", dma=True, list_=True)
+    r.cmd("NOP", list_=True)
+    r.cmd("CHUNK_LIST", 0, 0, HB, dma=True, list_=True)
+    r.cmd("HARVEST_DIRTY", 0, 64, HB, decay=True, dma=True, list_=True)
+    r.cmd("HARVEST_DIRTY", 0, 64, HB, dma=True, list_=True, rsvd=1)
+    r.cmd(0x7F, 0, 64, HB, dma=True, list_=True)  # UNKNOWN_OP before FLAGS
+    r.cmd("HARVEST_DIRTY", 1, 64, HB + 8, list_=True)  # FLAGS before ALIGN
+    # ALIGN, then RANGE
+    r.cmd("HARVEST_DIRTY", 0, 64, HB + 16, dma=True, list_=True)
+    r.cmd("HARVEST_DIRTY", 32, 64, HB, dma=True, list_=True)
+    r.cmd("HARVEST_DIRTY", 0, 0, HB, dma=True, list_=True)
+    r.cmd("HARVEST_DIRTY", pages - 64, 128, HB, dma=True, list_=True)
+    # (RANGE for a worst case beyond 2^64: list_dense_default, where it differs from the bitmap's)
+    r.cmd("HARVEST_DIRTY", 0, 64, window=8)  # none of the errors cleared anything
+    bad = HOST_FAULT_BASE
+    r.host_fault(bad, 0x1000)
+    # DMA_ERROR without CLEAR: nothing changes
+    r.cmd("HARVEST_DIRTY", 0, pages, bad, dma=True, list_=True)
+    r.cmd("HARVEST_DIRTY", 0, pages, window=pages // 8)
+    # DMA_ERROR with CLEAR: every page of the range (not only the words found) is marked again
+    r.cmd("HARVEST_DIRTY", 64, 128, bad + 64, clear=True, dma=True, list_=True)
+    r.cmd("HARVEST_DIRTY", 0, pages, window=pages // 8)
+    # an empty list writes nothing, so a faulted buffer cannot fail it
+    for p in (0, 1):
+        r.mem_read(p * P)
+    r.cmd("HARVEST_ACCESSED", 0, pages, HB + 0x1000, clear=True, dma=True, list_=True)
+    r.cmd("HARVEST_ACCESSED", 0, pages, bad, clear=True, dma=True, list_=True)
+    r.cmd("HARVEST_ACCESSED", 0, pages, window=pages // 8)
+    r.mem_read(2 * P)
+    r.cmd("HARVEST_ACCESSED", 0, 128, bad, clear=True, dma=True, list_=True)
+    r.cmd("HARVEST_ACCESSED", 0, pages, window=pages // 8)
+    # after the errors the same list harvest to good memory reports the re-marked range
+    worst = pages // 64 * REC
+    _dma_buffer(r, HB, worst)
+    res = r.cmd("HARVEST_DIRTY", 0, pages, HB, clear=True, dma=True, list_=True)
+    _dma_check(r, HB, worst)
+    got = {f + i for f, b in _records(r, HB, res["result1"]) for i in range(64) if b >> i & 1}
+    assert set(written) <= got and set(range(64, 192)) <= got
+    r.reg_read(regs.ERR_STATUS)  # a DMA error is a status, not an access error
+    return r
+
+
+def case_list_race(rng: random.Random, n: int) -> Recorder:
+    """Writes race a list harvest with CLEAR: the union of its records and the next harvest is every
+    written page (property (a), docs/spec.md 5.4)."""
+    r = Recorder(f"race_list_{n}", requires=["dma", "dma_list"])
+    pages = r.cfg.pages
+    pre = rng.sample(range(pages), 8)
+    for p in pre:
+        r.mem_write(p * P, _q(p))
+    racing = rng.sample(range(pages), 10)
+    writes = [(p * P + 8 * rng.randrange(512), _q(rng.getrandbits(64))) for p in racing]
+    r.host_fill(HB, pages // 64 * REC, PAT)
+    spec = {"name": "HARVEST_DIRTY", "args": [0, pages, HB], "clear": True, "dma": True, "list": True}
+    r.race("harvest", spec, writes, "l1", [{"code": "OK"}])
+    r.cmd("HARVEST_DIRTY", 0, pages, clear=True, label="l2", exact=False)
+    r.check_union(["l1", "l2"], 0, pages, sorted(set(pre) | set(racing)))
+    r.cmd("HARVEST_DIRTY", 0, pages, window=pages // 8)  # nothing left
+    return r
+
+
+def case_chunk_copy(rng: random.Random) -> Recorder:
+    """CHUNK_COPY (docs/spec.md 7.1): an owned chunk's bytes land exactly at ARG2; the copy has no
+    tracking effect (dirty bits stay, accessed and hotness are not raised); every error in the
+    check order; DMA_ERROR changes nothing on the device."""
+    r = Recorder("chunk_copy", requires=["dma", "dma_copy"])
+    cfg = r.cfg
+    pages, size, cpages = cfg.pages, cfg.chunk_size, cfg.pages_per_chunk
+    r.reg_read(regs.CAP_DMA)
+    r.reg_read(regs.VERSION)
+    r.cmd("CHUNK_ASSIGN", 3, 7)
+    r.cmd("CHUNK_ASSIGN", 5, 9)
+    r.cmd("CHUNK_ASSIGN", 6, 7)
+    for _ in range(40):
+        page = 3 * cpages + rng.randrange(cpages)
+        r.mem_write(page * P + 8 * rng.randrange(512), _q(rng.getrandbits(64)))
+    r.mem_write(6 * cpages * P, _q(0x0123456789ABCDEF))  # chunk 6: one word
+    r.cmd("HARVEST_ACCESSED", 0, pages, clear=True, window=pages // 8)
+    r.cmd("HARVEST_HOTNESS", 0, pages, clear=True, window=pages)
+    # the whole chunk, at the buffer's exact place
+    _dma_buffer(r, HB, size)
+    r.cmd("CHUNK_COPY", 3, 7, HB)
+    _dma_check(r, HB, size)
+    assert r.dev.host.read(HB, size) == r.dev.mem.read(3 * size, size), "model copied wrong bytes"
+    # no tracking effect: the dirty bits are all still there, nothing became accessed or hot
+    r.cmd("HARVEST_DIRTY", 0, pages, window=pages // 8)
+    r.cmd("HARVEST_ACCESSED", 0, pages, window=pages // 8)
+    r.cmd("HARVEST_HOTNESS", 0, pages, window=pages)
+    # another owner's chunk next to the first buffer; a chunk of zeros; ARG2 only 64-aligned
+    b2 = HB + size + 2 * GUARD + 64
+    _dma_buffer(r, b2, size)
+    r.cmd("CHUNK_COPY", 6, 7, b2)
+    _dma_check(r, b2, size)
+    r.host_expect(HB - GUARD, size + 2 * GUARD)  # the first copy is untouched
+    r.cmd("CHUNK_COPY", 5, 9, b2)
+    _dma_check(r, b2, size)
+    # FLAGS: the usual flag rules (CHUNK_COPY takes no flag: it always uses DMA)
+    r.cmd("CHUNK_COPY", 3, 7, HB, clear=True)
+    r.cmd("CHUNK_COPY", 3, 7, HB, decay=True)
+    r.cmd("CHUNK_COPY", 3, 7, HB, dma=True)
+    r.cmd("CHUNK_COPY", 3, 7, HB, rsvd=1)
+    r.cmd("CHUNK_COPY", 3, 7, HB + 8, clear=True)  # FLAGS before ALIGN
+    # ALIGN: ARG2 not a multiple of 64; before RANGE
+    r.cmd("CHUNK_COPY", 3, 7, HB + 8)
+    r.cmd("CHUNK_COPY", 3, 7, HB + 32)
+    r.cmd("CHUNK_COPY", cfg.chunks, 7, HB + 1)
+    # RANGE: chunk, owner, and the bytes written beyond 2^64; before STATE and PERM
+    r.cmd("CHUNK_COPY", cfg.chunks, 7, HB)
+    r.cmd("CHUNK_COPY", 3, 0, HB)
+    r.cmd("CHUNK_COPY", 3, 0x10000, HB)
+    r.cmd("CHUNK_COPY", 0, 0, HB)  # FREE and owner 0: RANGE first
+    r.cmd("CHUNK_COPY", 3, 7, (1 << 64) - size + 64)
+    # STATE: not OWNED (FREE); before PERM
+    r.cmd("CHUNK_COPY", 0, 7, HB)
+    r.cmd("CHUNK_COPY", 1, 9, HB)
+    # PERM: another owner's chunk
+    r.cmd("CHUNK_COPY", 3, 9, HB)
+    r.cmd("CHUNK_COPY", 5, 7, HB)
+    # DMA_ERROR: nothing changes on the device (the chunk stays OWNED, bits as they were)
+    bad = HOST_FAULT_BASE
+    r.host_fault(bad, size)
+    r.cmd("CHUNK_COPY", 3, 7, bad)
+    r.host_fault((1 << 64) - size, size)
+    r.cmd("CHUNK_COPY", 3, 7, (1 << 64) - size)  # the last chunk below 2^64 fits: no RANGE
+    r.cmd("CHUNK_QUERY", 3)
+    r.cmd("HARVEST_DIRTY", 0, pages, clear=True, window=pages // 8)
+    r.cmd("HARVEST_ACCESSED", 0, pages, window=pages // 8)
+    # the same copy to good memory still gives the bytes
+    _dma_buffer(r, HB, size)
+    r.cmd("CHUNK_COPY", 3, 7, HB)
+    _dma_check(r, HB, size)
+    # after the owner's release and the scrub the chunk is not copyable
+    r.cmd("CHUNK_RELEASE", 3, 7)
+    r.settle()
+    r.cmd("CHUNK_COPY", 3, 7, HB)
+    r.reg_read(regs.ERR_STATUS)
     return r
 
 
@@ -827,7 +1087,9 @@ def case_random(rng: random.Random, n: int) -> Recorder:
     """A random mix of requests and commands with the model's answers."""
     r = Recorder(f"random_{n}")
     cfg = r.cfg
-    names = [op.name for op in Op]
+    # CHUNK_COPY (spec 1.3) is not drawn: the older random cases stay as they were, and a device
+    # without CAP_DMA.COPY answers it differently; its own case is 35-chunk-copy.
+    names = [op.name for op in Op if op != Op.CHUNK_COPY]
     for _ in range(60):
         k = rng.randrange(10)
         page = rng.randrange(cfg.pages + 2)
@@ -860,6 +1122,7 @@ def case_random(rng: random.Random, n: int) -> Recorder:
 def build(seed: int = SEED) -> dict[str, list[Recorder]]:
     rng = random.Random(seed)
     drng = random.Random(seed + 25)
+    lrng = random.Random(seed + 26)
     return {
         "10-registers": [
             case_reset_values(),
@@ -872,7 +1135,12 @@ def build(seed: int = SEED) -> dict[str, list[Recorder]]:
         "20-commands": [case_cmd_errors(), case_harvest(rng), case_bat(rng), case_decerr()],
         # its own generator: adding the dma cases left every older case as it was
         "25-dma": [case_dma_harvest(drng), case_dma_bigger_than_result(), case_dma_errors(drng), case_dma_stray()],
+        # its own generator too (spec 1.2)
+        "26-dma-list": [_unwrite(c) for c in (case_list_harvest(lrng), case_list_dense(), case_list_errors(lrng))]
+        + [_unwrite(case_list_race(lrng, i)) for i in range(2)],
         "30-slots-chunks": [case_slots(rng), case_chunks(rng), case_event_overflow()],
+        # its own generator too (spec 1.3): the older cases stay as they were
+        "35-chunk-copy": [case_chunk_copy(random.Random(seed + 35))],
         "40-races": [case_race_harvest(rng, i) for i in range(3)]
         + [case_race_discard(rng, i) for i in range(3)]
         + [case_race_merge(rng, i) for i in range(2)],

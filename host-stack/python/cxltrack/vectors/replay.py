@@ -25,6 +25,7 @@ from .format import Case, VOp
 _ST = regs.REGISTERS["CMD_STATUS"]
 _H0 = regs.REGISTERS["EVT_HEAD0"]
 POLL_LIMIT = 100_000
+RECORD = regs.DMA_LIST_RECORD_BYTES
 
 
 class Mismatch(AssertionError):
@@ -77,6 +78,7 @@ def cmd_writes(spec: dict[str, Any]) -> list[tuple[int, int]]:
         decay=spec.get("decay", False),
         dma=spec.get("dma", False),
         rsvd=spec.get("rsvd", 0),
+        list_=spec.get("list", False),
     )
 
 
@@ -173,7 +175,9 @@ class Replayer:
         if "window" in exp:
             window = await self._read_window(len(exp["window"]))
         elif "as" in vop.f and vop.f["name"] in ("HARVEST_DIRTY", "HARVEST_ACCESSED") and got["code"] == 0:
-            if vop.f.get("dma"):  # the bitmap went to host memory at ARG2, RESULT is untouched
+            if vop.f.get("list"):  # records of the non-zero words at ARG2 (spec 5.4): as the bitmap
+                window = await self._list_bitmap(vop.f["args"], got["result1"])
+            elif vop.f.get("dma"):  # the bitmap went to host memory at ARG2, RESULT is untouched
                 window = await self._dma().host_read(vop.f["args"][2], vop.f["args"][1] // 8)
             else:
                 window = await self._read_window(vop.f["args"][1] // 8)
@@ -185,6 +189,18 @@ class Replayer:
             )
         if "as" in vop.f:
             self.labels[vop.f["as"]] = (got, window)
+
+    async def _list_bitmap(self, args: list[int], records: int) -> bytes:
+        """The bitmap a list harvest's records describe (docs/spec.md 5.4), for labels and checks."""
+        start, count, addr = args[0], args[1], args[2]
+        raw = await self._dma().host_read(addr, records * RECORD)
+        bits = 0
+        for i in range(records):
+            first = int.from_bytes(raw[RECORD * i : RECORD * i + 8], "little")
+            if first % 64 or not start <= first < start + count:
+                raise Mismatch(f"list record {i} at {addr + RECORD * i:#x}: page {first} is not a word of the range")
+            bits |= int.from_bytes(raw[RECORD * i + 8 : RECORD * (i + 1)], "little") << (first - start)
+        return bits.to_bytes(count // 8, "little")
 
     def _dma(self) -> DmaTarget:
         assert "dma" in self.case.requires  # format.py refuses host ops in a case without it
@@ -242,7 +258,9 @@ class Replayer:
         if not ok:
             raise Mismatch(f"{self._where(vop, 'expect_one_of')}: got {got}")
         window = b""
-        if vop.f["kind"] == "harvest":
+        if vop.f["kind"] == "harvest" and vop.f["cmd"].get("list"):
+            window = await self._list_bitmap(vop.f["cmd"]["args"], got["result1"])
+        elif vop.f["kind"] == "harvest":
             window = await self._read_window(vop.f["cmd"]["args"][1] // 8)
         self.labels[vop.f["as"]] = (got, window)
 

@@ -14,7 +14,9 @@
  * Commands run to completion at launch (CMD_STATUS.BUSY is never seen set).
  * A harvest with CMD_OP.DMA writes its result to guest memory with
  * pci_dma_write() from this function (bus mastering applies), in pieces of
- * CXLT_RESULT_SIZE, and completes after the last write returned.
+ * CXLT_RESULT_SIZE, and completes after the last write returned; with
+ * CMD_OP.LIST (dirty and accessed) it writes only a record per non-zero
+ * 64-page word (docs/spec.md section 5.4).
  * A released chunk is scrubbed after its CHUNK_RELEASE completed, one chunk
  * per run of a bottom half (the chunk is SCRUBBING until then): the guest's
  * MMIO write does not zero-fill chunks under the big lock, and the main loop
@@ -193,6 +195,7 @@ struct CXLTrackState {
     uint32_t x_bad_events;
     uint32_t x_ident_offset;
     uint32_t x_ident_value;
+    bool chunk_copy;               /* CAP_DMA.COPY: CHUNK_COPY is accepted */
     int64_t epoch_ns;
 };
 
@@ -643,36 +646,62 @@ static bool cxlt_dma_put(CXLTrackState *s, uint64_t addr, const uint8_t *buf,
     return pci_dma_write(PCI_DEVICE(s), addr, buf, len) == MEMTX_OK;
 }
 
+/*
+ * A dirty or accessed harvest. With @list (only with @dma, docs/spec.md
+ * section 5.4) the host gets one record per non-zero 64-page word instead of
+ * the bitmap: u64 first page, u64 bits, packed from @addr; the buffer must
+ * hold the worst case, one record per word, whatever the bitmap holds.
+ */
 static CXLTResult cxlt_harvest_bits(CXLTrackState *s, uint64_t *bitmap,
                                     uint64_t start, uint64_t count,
-                                    bool clear, bool dma, uint64_t addr)
+                                    bool clear, bool dma, bool list,
+                                    uint64_t addr)
 {
     uint64_t miscount = 0;
+    uint64_t nbytes = list ? count / 64 * CXLT_DMA_LIST_RECORD_BYTES
+                           : count / 8;
     uint8_t code = cxlt_harvest_range(s, start, count,
                                       CXLT_HARVEST_MAX_BITMAP_PAGES, dma, addr,
-                                      count / 8);
-    uint64_t w, total = 0, done = 0;
+                                      nbytes);
+    uint64_t w, total = 0, done = 0, records = 0;
     uint32_t n = 0;
     bool ok = true;
 
+    QEMU_BUILD_BUG_ON(CXLT_RESULT_SIZE % CXLT_DMA_LIST_RECORD_BYTES);
     if (code) {
         return cxlt_status(code);
     }
     for (w = start / 64; w < (start + count) / 64; w++) {
         uint64_t v = bitmap[w];
+        bool last = w + 1 == (start + count) / 64;
 
         if (clear) {
             bitmap[w] = 0;
         }
+        total += ctpop64(v);
+        if (list) {
+            /* only the words with a bit set; a list of none writes nothing */
+            if (v) {
+                stq_le_p(s->scratch + n, w * 64);
+                stq_le_p(s->scratch + n + 8, v);
+                n += CXLT_DMA_LIST_RECORD_BYTES;
+                records++;
+            }
+            if (n && (n == sizeof(s->scratch) || last)) {
+                ok &= cxlt_dma_put(s, addr + done, s->scratch, n);
+                done += n;
+                n = 0;
+            }
+            continue;
+        }
         stq_le_p(s->scratch + n, v);
         n += 8;
-        total += ctpop64(v);
         /*
          * A failed piece does not stop the harvest: every step runs, and
          * the range is marked again at the end (the rule all
          * implementations share, so that their tables agree afterwards).
          */
-        if (dma && (n == sizeof(s->scratch) || w + 1 == (start + count) / 64)) {
+        if (dma && (n == sizeof(s->scratch) || last)) {
             ok &= cxlt_dma_put(s, addr + done, s->scratch, n);
             done += n;
             n = 0;
@@ -696,7 +725,7 @@ static CXLTResult cxlt_harvest_bits(CXLTrackState *s, uint64_t *bitmap,
         miscount = 1;
     }
     if (dma) {
-        return (CXLTResult) { .r0 = total + miscount };
+        return (CXLTResult) { .r0 = total + miscount, .r1 = records };
     }
     return (CXLTResult) { .r0 = total + miscount, .window = s->scratch,
                           .window_len = n };
@@ -846,6 +875,58 @@ static void cxlt_scrub_chunk(CXLTrackState *s, uint32_t index)
     cxlt_push_event(s, CXLT_EVENT_SCRUB_DONE, index, owner);
 }
 
+/*
+ * CHUNK_COPY (docs/spec.md section 7.1): the chunk's bytes from the backing
+ * memory to bus address @addr with pci_dma_write(), in pieces of a bounce
+ * buffer. The reads go straight to the backing memory, not through the
+ * observer: they are not requests, so no dirty, accessed or hotness bit
+ * changes (a copy neither hides a write nor makes the tier look hot). A
+ * failed piece does not stop the copy (every piece is tried, as the other
+ * implementations do); a piece the device cannot read from its own memory
+ * counts as failed too, so the host never takes zeros for data.
+ */
+#define CXLT_COPY_PIECE (64 * KiB)
+
+static CXLTResult cxlt_chunk_copy(CXLTrackState *s, uint64_t index,
+                                  uint64_t owner, uint64_t addr)
+{
+    uint64_t size = 1ULL << s->chunk_shift, base, off;
+    uint64_t piece = MIN(size, CXLT_COPY_PIECE);
+    CXLTChunk *chunk;
+    g_autofree uint8_t *buf = NULL;
+    bool ok = true;
+
+    if (addr % CXLT_DMA_ALIGN) {
+        return cxlt_status(CXLT_STATUS_ALIGN);
+    }
+    QEMU_BUILD_BUG_ON(CXLT_DMA_ADDR_BITS != 64);
+    if (!cxlt_chunk_args(s, index, owner) || size - 1 > UINT64_MAX - addr) {
+        return cxlt_status(CXLT_STATUS_RANGE);
+    }
+    chunk = &s->chunks[index];
+    if (chunk->state != CXLT_CHUNK_STATE_OWNED) {
+        return cxlt_status(CXLT_STATUS_STATE);
+    }
+    if (chunk->owner != owner) {
+        return cxlt_status(CXLT_STATUS_PERM);
+    }
+    buf = g_malloc(piece);
+    base = index << s->chunk_shift;
+    for (off = 0; off < size; off += piece) {
+        if (cxlt_target_rw(s, base + off, buf, piece, false) != MEMTX_OK) {
+            qemu_log_mask(LOG_GUEST_ERROR, "cxltrack: CHUNK_COPY could not "
+                          "read DPA 0x%" PRIx64 "\n", base + off);
+            ok = false;
+            continue;
+        }
+        ok &= cxlt_dma_put(s, addr + off, buf, piece);
+    }
+    if (!ok) {
+        return cxlt_status(CXLT_STATUS_DMA_ERROR);
+    }
+    return (CXLTResult) { .r0 = size };
+}
+
 /* The scrub engine: the oldest released chunk, then again for the next. */
 static void cxlt_scrub_bh(void *opaque)
 {
@@ -888,7 +969,7 @@ static CXLTResult cxlt_chunk_list(CXLTrackState *s, uint64_t owner)
 }
 
 static CXLTResult cxlt_execute(CXLTrackState *s, uint8_t op, bool clear,
-                               bool decay, bool dma, uint32_t rsvd,
+                               bool decay, bool dma, bool list, uint32_t rsvd,
                                const uint64_t *arg)
 {
     CXLTSlot *slot;
@@ -909,14 +990,22 @@ static CXLTResult cxlt_execute(CXLTrackState *s, uint8_t op, bool clear,
     if (dma && !cxlt_is_harvest(op)) {   /* CAP_DMA.PRESENT is 1 here */
         return cxlt_status(CXLT_STATUS_FLAGS);
     }
+    /* LIST: with DMA on the bitmap harvests only (CAP_DMA.LIST is 1 here) */
+    if (list && (!dma || (op != CXLT_OP_HARVEST_DIRTY &&
+                          op != CXLT_OP_HARVEST_ACCESSED))) {
+        return cxlt_status(CXLT_STATUS_FLAGS);
+    }
+    if (op == CXLT_OP_CHUNK_COPY && !s->chunk_copy) {
+        return cxlt_status(CXLT_STATUS_FLAGS);
+    }
 
     switch (op) {
     case CXLT_OP_HARVEST_DIRTY:
         return cxlt_harvest_bits(s, s->dirty, arg[0], arg[1], clear, dma,
-                                 arg[2]);
+                                 list, arg[2]);
     case CXLT_OP_HARVEST_ACCESSED:
         return cxlt_harvest_bits(s, s->accessed, arg[0], arg[1], clear, dma,
-                                 arg[2]);
+                                 list, arg[2]);
     case CXLT_OP_HARVEST_HOTNESS:
         return cxlt_harvest_hotness(s, arg[0], arg[1], clear, decay, dma,
                                     arg[2]);
@@ -1017,6 +1106,8 @@ static CXLTResult cxlt_execute(CXLTrackState *s, uint8_t op, bool clear,
         return (CXLTResult) { .r0 = chunk->state, .r1 = chunk->owner };
     case CXLT_OP_CHUNK_LIST:
         return cxlt_chunk_list(s, arg[1]);
+    case CXLT_OP_CHUNK_COPY:
+        return cxlt_chunk_copy(s, arg[0], arg[1], arg[2]);
     case CXLT_OP_NOP:
     default:
         return cxlt_status(CXLT_STATUS_OK);
@@ -1042,7 +1133,8 @@ static void cxlt_launch(CXLTrackState *s, uint32_t val, hwaddr addr)
 
     r = cxlt_execute(s, CXLT_GET(CMD_OP, OP, val), CXLT_GET(CMD_OP, CLEAR, val),
                      CXLT_GET(CMD_OP, DECAY, val), CXLT_GET(CMD_OP, DMA, val),
-                     CXLT_GET(CMD_OP, RSVD, val), s->args);
+                     CXLT_GET(CMD_OP, LIST, val), CXLT_GET(CMD_OP, RSVD, val),
+                     s->args);
 
     s->busy = false;
     s->cmd_status = CXLT_PUT(CMD_STATUS, CODE, r.code) |
@@ -1093,7 +1185,8 @@ static uint64_t cxlt_reg_value(CXLTrackState *s, hwaddr addr, bool *ok)
     case CXLT_CAP_TICK:
         return s->tick_ns;
     case CXLT_CAP_DMA:
-        return CXLT_PUT(CAP_DMA, PRESENT, 1) |
+        return CXLT_PUT(CAP_DMA, PRESENT, 1) | CXLT_PUT(CAP_DMA, LIST, 1) |
+               CXLT_PUT(CAP_DMA, COPY, s->chunk_copy) |
                CXLT_PUT(CAP_DMA, ADDR_BITS, CXLT_DMA_ADDR_BITS);
     case CXLT_CTRL:
         return s->ctrl;
@@ -1609,6 +1702,8 @@ static const Property cxlt_props[] = {
     DEFINE_PROP_UINT8("disk-bits", CXLTrackState, disk_bits, 8),
     DEFINE_PROP_UINT8("block-bits", CXLTrackState, block_bits, 40),
     DEFINE_PROP_UINT32("tick-ns", CXLTrackState, tick_ns, 1000),
+    /* Off: a 1.3 device without the copy engine (CAP_DMA.COPY 0) */
+    DEFINE_PROP_BOOL("chunk-copy", CXLTrackState, chunk_copy, true),
 };
 
 static void cxlt_class_init(ObjectClass *klass, void *data)
