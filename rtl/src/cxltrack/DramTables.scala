@@ -455,6 +455,7 @@ class DramHarvestBench(p: CxlTrackParams) extends Module {
     val code        = Output(UInt(8.W))
     val seq         = Output(UInt(16.W))
     val result0     = Output(UInt(64.W))
+    val result1     = Output(UInt(64.W))
     val ready       = Output(Bool())
     val idle        = Output(Bool())
     val resultRead  = Input(Valid(UInt(6.W)))
@@ -503,6 +504,7 @@ class DramHarvestBench(p: CxlTrackParams) extends Module {
   io.code                     := commands.io.code
   io.seq                      := commands.io.seq
   io.result0                  := commands.io.result0
+  io.result1                  := commands.io.result1
   io.ready                    := commands.io.ready
   io.idle                     := commands.io.idle && !bitmaps.io.busy
   commands.io.batPayload      := 0.U
@@ -522,6 +524,11 @@ class DramHarvestBench(p: CxlTrackParams) extends Module {
   dma.io.data.valid         := commands.io.dmaData.valid && en
   dma.io.data.bits          := commands.io.dmaData.bits
   commands.io.dmaData.ready := dma.io.data.ready && en
+  // the list harvest's stream mode (docs/spec.md 5.4): levels of the engine's state, held while its clock is
+  // (the writer announces beats already queued; they pass in the next enabled cycles)
+  dma.io.avail := commands.io.dmaAvail
+  dma.io.strb  := commands.io.dmaStrb
+  dma.io.end   := commands.io.dmaEnd
   // the completion pulse, held until an enabled cycle
   val doneHeld = RegInit(false.B)
   val doneErr  = Reg(Bool())
