@@ -130,6 +130,8 @@ class Checker:
             return self.done(r, Status.UNKNOWN_OP)
         if r.rsvd or ((r.clear or r.decay) and not harvest) or (r.decay and (op != Op.HARVEST_HOTNESS or r.clear)):
             return self.done(r, Status.FLAGS)
+        if op == Op.CHUNK_COPY:  # spec 7.1: this core has no copy engine (CAP_DMA.COPY = 0)
+            return self.done(r, Status.FLAGS)
         if op == Op.NOP:
             return self.done(r, Status.OK)
         if harvest:
