@@ -124,3 +124,26 @@ def test_single_threaded_tcg_only_on_request(tmp_path: Path) -> None:
     assert accel(accel="tcg") == "tcg"
     assert accel(accel="tcg", tcg_single_thread=True) == "tcg,thread=single"
     assert accel(accel="kvm", tcg_single_thread=True) == "kvm"
+
+
+def test_a_watchdog_verdict_survives_the_agents_wrapping() -> None:
+    """The agent wraps the watchdog's GuestWedged in a GuestError ("guest command ...: ...",
+    raised from it); Vm.run and the boot wait must still see the verdict, not ask again (a
+    second look found the vCPU running once and turned a lost wakeup into a plain GuestError,
+    which is not run again: test_ioctl_fuzzer_with_raw_writes_and_resets, 2026-11-28)."""
+    from cxltrack.harness.agent import GuestError
+    from cxltrack.harness.vm import GuestWedged, found_wedged
+
+    def wrapped(inner: BaseException) -> GuestError:
+        try:
+            try:
+                raise inner
+            except GuestError as exc:
+                raise GuestError(f"guest command 'x': {exc}") from exc
+        except GuestError as outer:
+            return outer
+
+    assert found_wedged(wrapped(GuestWedged("the guest cannot answer any more")))
+    assert found_wedged(GuestWedged("direct"))
+    assert not found_wedged(wrapped(GuestError("agent channel closed")))
+    assert not found_wedged(TimeoutError("no result"))
