@@ -292,14 +292,24 @@ def _chunk_assign(dev: Device, cmd: Launch) -> Steps:
     yield  # pragma: no cover
 
 
+def _not_owned(dev: Device, cmd: Launch) -> Status | None:
+    """The state checks of a command by owner ARG1 on its chunk ARG0 (CHUNK_RELEASE, CHUNK_COPY):
+    STATE unless the chunk is OWNED, then PERM unless ARG1 owns it."""
+    chunk = dev.chunks[cmd.arg0]
+    if chunk.state != ChunkState.OWNED:
+        return Status.STATE
+    if chunk.owner != cmd.arg1:
+        return Status.PERM
+    return None
+
+
 def _chunk_release(dev: Device, cmd: Launch) -> Steps:
     if not _chunk_args(dev, cmd, False):
         return Completion(Status.RANGE)
+    bad = _not_owned(dev, cmd)
+    if bad is not None:
+        return Completion(bad)
     chunk = dev.chunks[cmd.arg0]
-    if chunk.state != ChunkState.OWNED:
-        return Completion(Status.STATE)
-    if chunk.owner != cmd.arg1:
-        return Completion(Status.PERM)
     chunk.state = ChunkState.SCRUBBING
     dev.chunks.scrub_fifo.append(cmd.arg0)
     return Completion(Status.OK)
@@ -338,11 +348,9 @@ def _chunk_copy(dev: Device, cmd: Launch) -> Steps:
     size = dev.cfg.chunk_size
     if not _chunk_args(dev, cmd, False) or cmd.arg2 + size > 1 << dev.dma_addr_bits:
         return Completion(Status.RANGE)
-    chunk = dev.chunks[cmd.arg0]
-    if chunk.state != ChunkState.OWNED:
-        return Completion(Status.STATE)
-    if chunk.owner != cmd.arg1:
-        return Completion(Status.PERM)
+    bad = _not_owned(dev, cmd)
+    if bad is not None:
+        return Completion(bad)
     base = cmd.arg0 << dev.cfg.chunk_shift
     ok = True
     for off in range(0, size, 64):
