@@ -93,6 +93,17 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
     val idle, win0, win1, opSum, rdA, rdR, compute, wrA, wrB, sumW, matA, matB, matSum = Value
   }
   val state = RegInit(S.idle)
+
+  // One line written to DRAM: AW and W are accepted in either order or together; `next` once both were.
+  def writeLine(next: S.Type): Unit = {
+    axi.awvalid := !awDone
+    axi.wvalid  := !wDone
+    val aw = awDone || axi.awready
+    val w  = wDone || axi.wready
+    awDone              := aw
+    wDone               := w
+    when(aw && w)(state := next)
+  }
   // the row operation in progress: a step (from p1) or a write-back (a cache entry)
   val opActive = RegInit(false.B)
   val opStep   = Reg(Bool())
@@ -378,15 +389,7 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
         state    := S.idle
       }
     }
-    is(S.wrA) {
-      axi.awvalid := !awDone
-      axi.wvalid  := !wDone
-      val aw = awDone || axi.awready
-      val w  = wDone || axi.wready
-      awDone              := aw
-      wDone               := w
-      when(aw && w)(state := S.wrB)
-    }
+    is(S.wrA)(writeLine(S.wrB))
     is(S.wrB) {
       axi.bready := true.B
       // the line is written before its summary bit is set (until then opActive marks the row)
@@ -399,14 +402,8 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
       state    := S.idle
     }
     is(S.matA) {
-      axi.awaddr  := lineAddr(opTab, opRow | matRow(5, 0))
-      axi.awvalid := !awDone
-      axi.wvalid  := !wDone
-      val aw = awDone || axi.awready
-      val w  = wDone || axi.wready
-      awDone              := aw
-      wDone               := w
-      when(aw && w)(state := S.matB)
+      axi.awaddr := lineAddr(opTab, opRow | matRow(5, 0))
+      writeLine(S.matB)
     }
     is(S.matB) {
       axi.bready := true.B
@@ -448,23 +445,10 @@ class DramBitmaps(p: CxlTrackParams, nSets: Int) extends Module {
 class DramHarvestBench(p: CxlTrackParams) extends Module {
   override def desiredName = "DramHarvestBench"
   require(p.dramTables, "DramHarvestBench builds the DRAM bitmaps: the configuration needs [rtl] dram_tables = 1")
-  val io = IO(new Bundle {
-    val launch      = Input(Valid(UInt(32.W)))
-    val args        = Input(Vec(3, UInt(64.W)))
-    val busy        = Output(Bool())
-    val code        = Output(UInt(8.W))
-    val seq         = Output(UInt(16.W))
-    val result0     = Output(UInt(64.W))
-    val result1     = Output(UInt(64.W))
-    val ready       = Output(Bool())
-    val idle        = Output(Bool())
-    val resultRead  = Input(Valid(UInt(6.W)))
-    val resultLine  = Output(Vec(64, UInt(8.W)))
-    val dirtySet    = Input(Valid(UInt(p.pageBits.W)))
-    val accessedSet = Input(Valid(UInt(p.pageBits.W)))
-    val overflow    = Output(UInt(2.W)) // bit 0: the dirty set of this cycle found the cache full; bit 1: accessed
-    val occupancy   = Output(UInt(8.W))
-    val engineEn    = Output(Bool())
+  val io = IO(new HarvestBenchIO(p) {
+    val overflow  = Output(UInt(2.W)) // bit 0: the dirty set of this cycle found the cache full; bit 1: accessed
+    val occupancy = Output(UInt(8.W))
+    val engineEn  = Output(Bool())
   })
   val h_axi   = IO(new Axi4Write(CommandEngine.dmaAddrBits(p), 512, 1))
   val d_axi   = IO(new Axi4(p.dramAddrBits, 512, 1))

@@ -20,23 +20,26 @@ import chisel3.util._
  * one RESULT line read per cycle (answered the next cycle), and one page set per cycle on the dirty (write end) and the
  * accessed (read accept) table, as the data path drives them.
  */
+/** The ports of a harvest bench top (here and [[DramHarvestBench]]; sim/tb/harvest/driver.py drives them). */
+class HarvestBenchIO(p: CxlTrackParams) extends Bundle {
+  val launch      = Input(Valid(UInt(32.W)))
+  val args        = Input(Vec(3, UInt(64.W)))
+  val busy        = Output(Bool())
+  val code        = Output(UInt(8.W))
+  val seq         = Output(UInt(16.W))
+  val result0     = Output(UInt(64.W))
+  val result1     = Output(UInt(64.W))
+  val ready       = Output(Bool())
+  val idle        = Output(Bool())
+  val resultRead  = Input(Valid(UInt(6.W)))
+  val resultLine  = Output(Vec(64, UInt(8.W)))
+  val dirtySet    = Input(Valid(UInt(p.pageBits.W)))
+  val accessedSet = Input(Valid(UInt(p.pageBits.W)))
+}
+
 class HarvestBench(p: CxlTrackParams, withAccessed: Boolean = true, packedState: Boolean = false) extends Module {
   override def desiredName = "HarvestBench"
-  val io = IO(new Bundle {
-    val launch      = Input(Valid(UInt(32.W)))
-    val args        = Input(Vec(3, UInt(64.W)))
-    val busy        = Output(Bool())
-    val code        = Output(UInt(8.W))
-    val seq         = Output(UInt(16.W))
-    val result0     = Output(UInt(64.W))
-    val result1     = Output(UInt(64.W))
-    val ready       = Output(Bool())
-    val idle        = Output(Bool())
-    val resultRead  = Input(Valid(UInt(6.W)))
-    val resultLine  = Output(Vec(64, UInt(8.W)))
-    val dirtySet    = Input(Valid(UInt(p.pageBits.W)))
-    val accessedSet = Input(Valid(UInt(p.pageBits.W)))
-  })
+  val io                   = IO(new HarvestBenchIO(p))
   // the DMA harvest's port, with the core's writer
   val h_axi    = IO(new Axi4Write(CommandEngine.dmaAddrBits(p), 512, 1))
   val commands = Module(new CommandEngine(p))
