@@ -21,8 +21,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from cocotb.triggers import FallingEdge, ReadOnly
-
 from cxltrack import regs
 
 from ..harvest.driver import HarvestDut, op_value
@@ -115,37 +113,17 @@ class DramDut(HarvestDut):
         await super().start()
         self.host.start()
 
-    async def step(
-        self,
-        launch: tuple[int, int, int] | None = None,
-        sets: tuple[int | None, int | None] = (None, None),
-        read: int | None = None,
-        arg2: int = 0,
-    ) -> None:
+    def on_set(self, table: int, page: int) -> None:
+        self.checker.record_set(table, self.cycle, page)
+
+    def sampled(self, sets: tuple[int | None, int | None]) -> None:
         d = self.dut
-        d.io_launch_valid.value = int(launch is not None)
-        if launch is not None:
-            d.io_launch_bits.value = launch[0]
-            d.io_args_0.value = launch[1]
-            d.io_args_1.value = launch[2]
-            d.io_args_2.value = arg2
-        for name, page in zip(("io_dirtySet", "io_accessedSet"), sets, strict=True):
-            getattr(d, f"{name}_valid").value = int(page is not None)
-            if page is not None:
-                getattr(d, f"{name}_bits").value = page
-                self.checker.record_set(0 if name == "io_dirtySet" else 1, self.cycle, page)
-        d.io_resultRead_valid.value = int(read is not None)
-        d.io_resultRead_bits.value = read or 0
-        await ReadOnly()
-        self.busy = int(d.io_busy.value)
         self.stalled += 1 - int(d.io_engineEn.value)
         ovf = int(d.io_overflow.value)
         for table, page in enumerate(sets):
             if page is not None and ovf >> table & 1:
                 self.checker.overflow(table, self.cycle, page)
                 self.overflows += 1
-        await FallingEdge(d.clock)
-        self.cycle += 1
 
     async def harvest(
         self, table: int, start: int, count: int, clear: bool, sets: Any = None, dma_addr: int | None = None

@@ -119,25 +119,34 @@ class HarvestDut:
         launch: tuple[int, int, int] | None = None,
         sets: tuple[int | None, int | None] = (None, None),
         read: int | None = None,
+        arg2: int = 0,
     ) -> None:
-        """One cycle: a launch (CMD_OP value, ARG0, ARG1), a page set on each table, a RESULT line read."""
+        """One cycle: a launch (CMD_OP value, ARG0, ARG1; ARG2), a page set on each table, a RESULT line read."""
         d = self.dut
         d.io_launch_valid.value = int(launch is not None)
         if launch is not None:
             d.io_launch_bits.value = launch[0]
             d.io_args_0.value = launch[1]
             d.io_args_1.value = launch[2]
-            d.io_args_2.value = 0
-        for name, page in zip(("io_dirtySet", "io_accessedSet"), sets, strict=True):
+            d.io_args_2.value = arg2
+        for table, (name, page) in enumerate(zip(("io_dirtySet", "io_accessedSet"), sets, strict=True)):
             getattr(d, f"{name}_valid").value = int(page is not None)
             if page is not None:
                 getattr(d, f"{name}_bits").value = page
+                self.on_set(table, page)
         d.io_resultRead_valid.value = int(read is not None)
         d.io_resultRead_bits.value = read or 0
         await ReadOnly()
         self.busy = int(d.io_busy.value)
+        self.sampled(sets)
         await FallingEdge(d.clock)
         self.cycle += 1
+
+    def on_set(self, table: int, page: int) -> None:
+        """A page set driven on `table` (0 dirty, 1 accessed) in this cycle; for a subclass's checker."""
+
+    def sampled(self, sets: tuple[int | None, int | None]) -> None:
+        """The outputs of this cycle are settled (ReadOnly); for a subclass's monitors."""
 
     async def read_line(self, line: int) -> bytes:
         await self.step(read=line)
