@@ -452,7 +452,6 @@ def test_recovery_batch_swap_in_then_release(host: Host, swap_tier_lines: list[s
         f"guest swapoff {swapoff.seconds:.2f} s (swapoff {swapoff.swapoff_s:.2f} s), "
         f"host batch {batch.seconds:.2f} s (device copy {batch.copy.copy_s:.3f} s of {batch.copy.bytes // MiB} MiB, "
         f"into {batch.copy.where}, QEMU's remap {batch.copy.revoke_s:.3f} s, "
-        f"paused {batch.copy.paused_s:.2f} s, guest clock stopped {batch.copy.guest_clock_stopped}, "
         f"host part {batch.copy.host_s:.2f} s beside the running workload); "
         f"recovery_batch_vs_fault={fault.seconds / batch.seconds:.2f} "
         f"swapoff_vs_fault={fault.seconds / swapoff.seconds:.2f}; released {released.answer['released']} chunks "

@@ -142,8 +142,7 @@ def one_vm(host: Host, args: argparse.Namespace) -> tuple[list[SwapIn], list[Rec
             if r.copy is not None:
                 extra = (
                     f", device copy {r.copy.bytes // MiB} MiB in {r.copy.copy_s:.3f} s into {r.copy.where}, "
-                    f"QEMU's remap {r.copy.revoke_s:.3f} s, paused {r.copy.paused_s:.2f} s "
-                    f"(guest clock stopped: {r.copy.guest_clock_stopped}), tier pages on the device "
+                    f"QEMU's remap {r.copy.revoke_s:.3f} s, tier pages on the device "
                     f"{r.tier_nonzero_pages}"
                 )
             log(
@@ -327,11 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"memflex recovery mode={r.mode} seconds={r.seconds:.2f} "
             f"swapoff_s={r.swapoff_s:.2f} tier_kib={r.swapped_kib.get(r.tier_dev, 0)}"
-            + (
-                f" copy_s={r.copy.copy_s:.3f} paused_s={r.copy.paused_s:.2f} clock_stopped={r.copy.guest_clock_stopped}"
-                if r.copy
-                else ""
-            )
+            + (f" copy_s={r.copy.copy_s:.3f} remap_s={r.copy.revoke_s:.3f}" if r.copy else "")
         )
     print(f"memflex recovery_swapoff_vs_fault={fault / swapoff:.2f} (the guest's swapoff of the tier)")
     for h in hybrid:

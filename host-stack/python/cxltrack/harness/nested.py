@@ -360,16 +360,14 @@ class TierRun:
 
 @dataclass(frozen=True)
 class TierCopy:
-    """NestedVm.tier_to_ram: bytes the device copied, the pool's time for the copies, how long
-    the VM was paused, and whether the guest's clock stood still meanwhile."""
+    """NestedVm.tier_to_ram: bytes the device copied, the pool's time for the copies, QEMU's
+    remap, where the copy is, and the host's whole part."""
 
     bytes: int
     copy_s: float
-    paused_s: float
-    guest_clock_stopped: bool
-    revoke_s: float = 0.0  # the qom-set x-revoked-copy calls (QEMU maps the copy)
-    where: str = ""  # the copy's file system: /dev/hugepages, or /dev/shm without huge pages
-    host_s: float = 0.0  # the host's part, from before the copy to after the revocation
+    revoke_s: float  # the qom-set x-revoked-copy calls (QEMU maps the copy)
+    where: str  # the copy's file system: /dev/hugepages, or /dev/shm without huge pages
+    host_s: float  # the host's part, from before the copy to after the revocation
 
 
 class PoolError(GuestError):
@@ -957,9 +955,7 @@ class NestedVm:
         self.run(f"mkswap {dev} >/dev/null && cxlt-swapon -p {t.priority} {dev}", timeout=120)
         return dev
 
-    def tier_to_ram(
-        self, quiesced: bool = False, where: str | None = None, then: Callable[[], Any] | None = None
-    ) -> TierCopy:
+    def tier_to_ram(self, where: str | None = None) -> TierCopy:
         """MemFlex's batch swap-in, driven by the host (docs/swap-design.md section 5): the pool
         has the device copy every chunk of the tier into L1's RAM by DMA (CHUNK_COPY, `copy`
         request: a file on hugetlbfs, Host.hugepages), each run's backend is revoked with that
@@ -967,19 +963,15 @@ class NestedVm:
         closed): the guest's tier now reads at memory speed, and the chunks can go back to the
         pool (release_tier).
 
-        No write of the guest may fall between a chunk's copy and the revocation. The pool
-        clears the run's dirty bits before the copy and copies again every chunk written during
-        a pass. quiesced=False: the VM is paused from before the copy to after the revocation
-        (QMP stop/cont; the guest's clock may not run meanwhile, kvmclock:
-        `guest_clock_stopped` tells a caller that times in the guest to add `paused_s`).
-        quiesced=True: the caller has stopped the guest's writes to the tier (its only swapping
-        cgroup's memory.swap.max = 0, or a swapoff begun); the VM runs, and the device's dirty
-        bits of the run must be clear after the revocation (nothing written after the pool's
-        last pass), else PoolError.
+        No write of the guest may fall between a chunk's copy and the revocation. The caller has
+        stopped the guest's writes to the tier (its only swapping cgroup's memory.swap.max = 0,
+        or a swapoff begun); the VM runs on. The pool clears the run's dirty bits before the
+        copy and copies again every chunk written during a pass; the device's dirty bits of the
+        run must still be clear after the revocation (nothing written after the pool's last
+        pass), else PoolError.
 
         `where`: the directory for the copies (Host.hugepages, which a caller that times this
-        calls before; by default here). `then`: called at once after the revocation, before
-        the checks and the clean-up (a timed caller's next step: the guest's go)."""
+        calls before; by default here)."""
         pool = self.host.pool
         if not self.tier_live or pool is None or pool.dead or self.qmp is None:
             raise PoolError(f"L2 VM {self.spec.name} has no tier on the device to take to RAM")
@@ -1003,32 +995,20 @@ class NestedVm:
             totals["bytes"] += int(a["bytes"])
             totals["passes"] = max(totals["passes"], int(a["passes"]))
 
-        g1 = 0.0 if quiesced else float(self.run("cut -d' ' -f1 /proc/uptime").out)
         h1 = time.monotonic()
-        try:
-            if not quiesced:
-                timed("stop", functools.partial(self.qmp.command, "stop"))
-            for name, run in live:
-                timed("copy", functools.partial(copy, name, run))
-            for name, _ in live:
-                timed("remap", functools.partial(self._revoke_with_copy, name, paths[name]))
-                del self.tier_live[name]
-        finally:
-            if not quiesced:
-                timed("cont", functools.partial(self.qmp.command, "cont"))
-            h2 = time.monotonic()
-        if then is not None:
-            then()
+        for name, run in live:
+            timed("copy", functools.partial(copy, name, run))
+        for name, _ in live:
+            timed("remap", functools.partial(self._revoke_with_copy, name, paths[name]))
+            del self.tier_live[name]
+        h2 = time.monotonic()
         # QEMU's mapping keeps the pages (the VM's alone now); the names are not needed
         self.host.run(f"rm -f {' '.join(paths.values())}", check=False)
         written = 0
-        if quiesced:
-            for _, run in live:
-                start, count = run.pages(12)
-                out = self.host.run(f"cxltrack harvest dirty {start} {count} --format count", timeout=120).out
-                written += int(out.split()[-1])
-        paused = 0.0 if quiesced else h2 - h1
-        stopped = not quiesced and float(self.run("cut -d' ' -f1 /proc/uptime").out) - g1 < paused / 2
+        for _, run in live:
+            start, count = run.pages(12)
+            out = self.host.run(f"cxltrack harvest dirty {start} {count} --format count", timeout=120).out
+            written += int(out.split()[-1])
         print(
             f"[nested] {self.spec.name}: tier to RAM: {', '.join(f'{k} {v:.3f} s' for k, v in steps.items())}"
             f"; copy passes {totals['passes']}"
@@ -1037,9 +1017,7 @@ class NestedVm:
             raise PoolError(
                 f"L2 VM {self.spec.name}: {written} pages of its tier were written after the pool's last copy pass"
             )
-        return TierCopy(
-            int(totals["bytes"]), totals["ms"] / 1000, paused, stopped, steps.get("remap", 0.0), where, h2 - h1
-        )
+        return TierCopy(int(totals["bytes"]), totals["ms"] / 1000, steps.get("remap", 0.0), where, h2 - h1)
 
     def _revoke_with_copy(self, name: str, path: str) -> None:
         assert self.qmp is not None
