@@ -191,11 +191,32 @@ def run(
     return tests, fails, tdir
 
 
+def failure_report(tdir: Path) -> str:
+    """What a failed run's CI log must carry to be reproduced without its files: each failing cocotb test with
+    the last line of its failure message, and the seeds the run drew (CXLTRACK_SEED=<n> reruns one)."""
+    lines = []
+    xml = tdir / "results.xml"
+    if xml.exists():
+        for case in ET.parse(xml).getroot().iter("testcase"):
+            for child in case:
+                if child.tag in ("failure", "error"):
+                    text = (child.get("message") or child.text or "").strip().splitlines()
+                    lines.append(f"  {case.get('name')}: {text[-1] if text else child.tag}")
+    log = tdir / "sim.log"
+    if log.exists():
+        seeds = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.startswith("SEED ")]
+        lines += [f"  {s}" for s in seeds]
+    return "\n".join(lines)
+
+
 def run_checked(
     sim: str, bdir: Path, module: str, env: dict[str, str] | None = None, design: Design | None = None
 ) -> None:
     """Run a module; on failure re-run it with an FST waveform (Verilator) and keep the dump."""
     tests, fails, tdir = run(sim, bdir, module, env=env, design=design)
+    report = failure_report(tdir) if fails else ""
+    if report:
+        print(f"{module} on {sim} failed:\n{report}")
     if fails and sim == "verilator":
         _, _, wdir = run(sim, bdir, module, env=env, waves=True, tag="-waves", design=design)
         dump = wdir / "dump.fst"
@@ -205,4 +226,4 @@ def run_checked(
             shutil.copy(dump, keep)
             print(f"waveform of the failing run: {keep}")
     assert tests > 0, f"{module}: no test ran (see {tdir})"
-    assert fails == 0, f"{module}: {fails} of {tests} cocotb tests failed (log in {tdir})"
+    assert fails == 0, f"{module}: {fails} of {tests} cocotb tests failed (log in {tdir})\n{report}"

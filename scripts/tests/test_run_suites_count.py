@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""scripts/run-suites counts each test once from its JUnit XML: a test pytest-rerunfailures ran
-again (an empty <testcase> per earlier run), a failed call with an error in its teardown (two
-entries), and the properties and captured output that are not results."""
+"""scripts/run-suites counts each test once from its JUnit XML (and keeps why each failed): a test
+pytest-rerunfailures ran again (an empty <testcase> per earlier run), a failed call with an error in
+its teardown (two entries), and the properties and captured output that are not results."""
 
 from __future__ import annotations
 
@@ -40,4 +40,15 @@ def test_each_test_counts_once_and_reruns_are_counted(tmp_path: Path) -> None:
     xml.write_text(XML)
     passed, failed, skipped, reruns, names = run_suites().count(xml)
     assert (passed, failed, skipped, reruns) == (2, 2, 1, 2)
-    assert names == ["t::rerun_then_fail", "t::fail_and_teardown"]
+    # each failed name carries the head of its first failure's message, indented under it
+    assert names == ["t::rerun_then_fail\n      HostWedged: again", "t::fail_and_teardown\n      AssertionError"]
+
+
+def test_a_failure_reason_is_its_message_head(tmp_path: Path) -> None:
+    """A long multi-line message (an RTL bench's, with its cocotb tests and seeds) keeps its first lines, cut."""
+    message = "AssertionError: test_races: 1 of 6 failed\n\n  race_summary: round 3\n" + "x" * 500 + "\n" * 3
+    message += "\n".join(f"  SEED race.{i} {i}" for i in range(20))
+    lines = run_suites().reason(message).splitlines()
+    assert lines[0] == "      AssertionError: test_races: 1 of 6 failed"
+    assert lines[1] == "        race_summary: round 3"
+    assert len(lines) == 8 and len(lines[2]) == 6 + 240
