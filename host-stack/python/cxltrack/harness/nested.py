@@ -1148,6 +1148,22 @@ class NestedVm:
             iops_wr=0,
         )
 
+    def _vcpu_places(self) -> list[str]:
+        """Where a VM that does not answer executes: its vCPU 0's RIP, CR2, CR3 and CPL, three times. One RIP over
+        and over with CR2 moving is a page-fault loop; RIPs all over the kernel, a slow guest."""
+        keys = ("RIP", "CR2", "CR3", "CPL")
+        out: list[str] = []
+        for i in range(3):
+            if i:
+                time.sleep(0.5)
+            try:
+                regs = self.hmp("info registers")
+            except (OSError, GuestError, QmpError, TimeoutError) as exc:
+                return [*out, f"(no answer: {exc})"]
+            found = dict(re.findall(r"\b(RIP|CR2|CR3|CPL)=(\S+)", regs))
+            out.append(" ".join(f"{k}={found.get(k, '?')}" for k in keys))
+        return out
+
     def hmp(self, line: str) -> str:
         if self.qmp is None:
             raise GuestError(f"L2 VM {self.spec.name} has no monitor")
@@ -1260,6 +1276,7 @@ class NestedVm:
             "dmesg | tail -n 30; grep -h -E 'MemFree|MemUsed' /sys/devices/system/node/node*/meminfo", check=False
         ).out
         manager = self._manager_counters()
+        places = self._vcpu_places()
         # First, because a CI excerpt shows the head of a failure: the kernel's own report.
         report = first_report(console)
         return (
@@ -1275,6 +1292,8 @@ class NestedVm:
             + "\n".join(threads[: lines * 4])
             + f"\n--- L2 {self.spec.name} in the host's KVM ---\n"
             + "\n".join(kvm[: lines * 3])
+            + f"\n--- L2 {self.spec.name} vCPU 0, sampled 3 times 0.5 s apart (QMP info registers) ---\n"
+            + "\n".join(places)
             + (f"\n--- L2 {self.spec.name} memory manager (swap0) ---\n" + manager if manager else "")
             + "\n--- host dmesg (tail) ---\n"
             + dmesg
