@@ -13,6 +13,8 @@ from pathlib import Path
 
 from cocotb_tools.runner import get_runner
 
+from tb.seeds import seed_env_name
+
 TOP = Path(__file__).resolve().parent.parent
 SIM_DIR = Path(__file__).resolve().parent
 BUILD = TOP / "build"
@@ -202,11 +204,24 @@ def failure_report(tdir: Path) -> str:
                 if child.tag in ("failure", "error"):
                     text = (child.get("message") or child.text or "").strip().splitlines()
                     lines.append(f"  {case.get('name')}: {text[-1] if text else child.tag}")
-    log = tdir / "sim.log"
-    if log.exists():
-        seeds = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.startswith("SEED ")]
-        lines += [f"  {s}" for s in seeds]
+    seeds = drawn_seeds(tdir)
+    if seeds:
+        lines.append("  rerun with: " + " ".join(f"{k}={v}" for k, v in seeds.items()))
     return "\n".join(lines)
+
+
+def drawn_seeds(tdir: Path) -> dict[str, str]:
+    """The seeds a run's tests drew (their `SEED name n` lines), as the variables that give each test its seed
+    again (sim/tb/env.py seed_from_env)."""
+    log = tdir / "sim.log"
+    if not log.exists():
+        return {}
+    seeds = {}
+    for ln in log.read_text(errors="replace").splitlines():
+        parts = ln.split()
+        if len(parts) == 3 and parts[0] == "SEED" and parts[2].isdigit():
+            seeds[seed_env_name(parts[1])] = parts[2]
+    return seeds
 
 
 def run_checked(
@@ -218,7 +233,9 @@ def run_checked(
     if report:
         print(f"{module} on {sim} failed:\n{report}")
     if fails and sim == "verilator":
-        _, _, wdir = run(sim, bdir, module, env=env, waves=True, tag="-waves", design=design)
+        # the same seeds, so that the waveform shows the failing run
+        again = {**(env or {}), **drawn_seeds(tdir)}
+        _, _, wdir = run(sim, bdir, module, env=again, waves=True, tag="-waves", design=design)
         dump = wdir / "dump.fst"
         if dump.exists():
             keep = BUILD / "sim" / "waves" / f"{module}.fst"

@@ -24,6 +24,8 @@ from cxltrack import config, regs
 from cxltrack.model import Device, MemResp
 from cxltrack.model.memory import HostMemory
 
+from .seeds import seed_env_name
+
 R = regs.REGISTERS
 OFF = {name: r.offset for name, r in R.items()}
 OP = regs.Op
@@ -45,7 +47,8 @@ def dump_coverage(test: str) -> None:
 
 
 def seed_from_env(name: str) -> int:
-    raw = os.environ.get("CXLTRACK_SEED")
+    """The test's seed: its own variable (a failed run's rerun, sim/rtlsim.py), CXLTRACK_SEED, or a fresh one."""
+    raw = os.environ.get(seed_env_name(name)) or os.environ.get("CXLTRACK_SEED")
     seed = int(raw) if raw else random.SystemRandom().randrange(1 << 31)
     cocotb.log.info("%s: seed %d (rerun with CXLTRACK_SEED=%d)", name, seed, seed)
     print(f"SEED {name} {seed}", flush=True)
