@@ -96,6 +96,9 @@ struct cxlt_counters {
 	atomic64_t events;
 	atomic64_t events_lost;
 	atomic64_t dma_commands;
+	/* dirty/accessed DMA harvests by list and by bitmap (cxlt_do_harvest()) */
+	atomic64_t harvests_list;
+	atomic64_t harvests_bitmap;
 };
 
 struct cxlt_file;
@@ -153,6 +156,15 @@ struct cxlt_dev {
 	size_t dma_len;
 	u32 dma_bits;			/* CAP_DMA.ADDR_BITS, 0 without DMA */
 	bool dma_list;			/* CAP_DMA.LIST: list harvests (spec 5.4) */
+	/*
+	 * Per kind (dirty, accessed): the share of non-zero 64-page words the
+	 * last DMA harvest saw, in 1/CXLT_DENSITY_ONE; 0 before the first.
+	 * It picks list or bitmap for the next one (cxlt_do_harvest()).
+	 * Lockless: READ_ONCE/WRITE_ONCE of one u32, a hint that only ever
+	 * changes the cost of a harvest, never its bits.
+	 */
+	u32 harvest_density[CXLT_VIEW_KINDS];
+#define CXLT_DENSITY_ONE	65536U		/* every word non-zero */
 	/*
 	 * CHUNK_COPY (spec 7.1): a coherent buffer of one chunk the device
 	 * copies into, NULL without CAP_DMA.COPY (or memory). copy_lock

@@ -5,7 +5,8 @@
  *     hot_bits, evq_depth_log2, chunk_shift, num_chunks, disk_bits,
  *     block_bits, tick_ns, hw_version, memdev (BDF of function 0)
  *   control (read-write): track_en, bat_inv_evt_en, slot_timeout
- *   stats/: device and driver counters
+ *   stats/: device and driver counters (harvests_list, harvests_bitmap:
+ *     sysfs only, see cxlt_cnt_show())
  * Attributes that read the device return -ENODEV once it is gone.
  */
 #include <linux/kstrtox.h>
@@ -169,6 +170,28 @@ static ssize_t cxlt_stat_show(struct device *d, struct device_attribute *a,
 
 #define STAT_OFF(f) offsetof(struct cxlt_stats, f)
 
+/*
+ * Driver counters in sysfs only. struct cxlt_stats has reserved room, but a
+ * field there means a new CXLT_UAPI_VERSION (dma_commands came with 8), and
+ * libcxltrack refuses a driver of any version but its own: tuning counters
+ * are not worth breaking every built library.
+ */
+static ssize_t cxlt_cnt_show(struct device *d, struct device_attribute *a,
+			     char *buf)
+{
+	const u8 *cnt = (const u8 *)&to_cxlt(d)->cnt;
+
+	return sysfs_emit(buf, "%lld\n",
+			  atomic64_read((const atomic64_t *)(cnt + to_cxlt_attr(a)->off)));
+}
+
+#define CXLT_CNT(_n, _off) {						\
+	.attr = __ATTR(_n, 0444, cxlt_cnt_show, NULL),			\
+	.off = _off,							\
+}
+
+#define CNT_OFF(f) offsetof(struct cxlt_counters, f)
+
 static struct cxlt_attr cxlt_stat_attrs[] = {
 	CXLT_STAT(reads, STAT_OFF(reads)),
 	CXLT_STAT(writes, STAT_OFF(writes)),
@@ -184,6 +207,8 @@ static struct cxlt_attr cxlt_stat_attrs[] = {
 	CXLT_STAT(events, STAT_OFF(events)),
 	CXLT_STAT(events_lost, STAT_OFF(events_lost)),
 	CXLT_STAT(dma_commands, STAT_OFF(dma_commands)),
+	CXLT_CNT(harvests_list, CNT_OFF(harvests_list)),
+	CXLT_CNT(harvests_bitmap, CNT_OFF(harvests_bitmap)),
 };
 
 static struct attribute *cxlt_stat_list[ARRAY_SIZE(cxlt_stat_attrs) + 1];

@@ -24,6 +24,12 @@
  *                                              and without CLEAR; DMA commands were used
  *   cxlt-test dmarace  DAX PAGES SECONDS SEED  the race mode's writer against DMA harvests with
  *                                              CLEAR: no lost write, and DMA commands were used
+ *   cxlt-test density  DAX PAGES N SEED        one DMA dirty harvest with CLEAR after writing N
+ *                                              pages (N <= PAGES / 64: one page in each of N
+ *                                              words, so N words are non-zero; else N random
+ *                                              pages): reported == written; the range is
+ *                                              cleaned and checked by MMIO harvests, which
+ *                                              leave the driver's list/bitmap choice alone
  *   cxlt-test dmafault DAX BDF PAGES           bus mastering of BDF (the tracker) turned off under
  *                                              the driver: a DMA harvest with CLEAR is EIO with
  *                                              every page reported set, and after bus mastering
@@ -640,6 +646,56 @@ static int mode_dmaab(uint64_t rounds)
 		     dma_commands() - before, rounds);
 	printf("ok dmaab: %" PRIu64 " rounds, %" PRIu64 " bytes equal by DMA and by MMIO, %" PRIu64
 	       " DMA commands\n", rounds, checked, dma_commands() - before);
+	return 0;
+}
+
+/*
+ * One round of a dirty log for the driver's list-or-bitmap choice (test_dma_harvest.py reads
+ * its counters between rounds): exactly one DMA harvest, the others by MMIO.
+ */
+static int mode_density(uint64_t n)
+{
+	uint64_t words = npages / 64, nr, want = 0;
+	uint8_t *truth = calloc(1, npages / 8), *got;
+	uint64_t *perm = malloc(npages * sizeof(*perm));
+
+	need_dma();
+	if (!truth || !perm)
+		fail("oom");
+	if (n > npages)
+		fail("N %" PRIu64 " > PAGES %" PRIu64, n, npages);
+	free(harvest(CXLT_HARVEST_DIRTY, CXLT_HARVEST_F_MMIO | CXLT_HARVEST_F_CLEAR, &nr));
+	for (uint64_t i = 0; i < npages; i++)
+		perm[i] = i;
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t p;
+
+		if (n <= words) {
+			p = k * words / n * 64 + rnd() % 64;
+		} else {
+			uint64_t j = k + rnd() % (npages - k), tmp = perm[j];
+
+			perm[j] = perm[k];
+			perm[k] = tmp;
+			p = tmp;
+		}
+		page_ptr(first_page + p)[rnd() % page_size] = (uint8_t)rnd();
+		truth[p / 8] |= 1 << (p % 8);
+	}
+	for (uint64_t i = 0; i < npages; i++)
+		want += bit(truth, i);
+	got = harvest(CXLT_HARVEST_DIRTY, CXLT_HARVEST_F_CLEAR, &nr);
+	compare("density", 0, got, truth);
+	if (nr != want || want != n)
+		fail("nr_set %" PRIu64 ", truth %" PRIu64 ", written %" PRIu64, nr, want, n);
+	free(got);
+	got = harvest(CXLT_HARVEST_DIRTY, CXLT_HARVEST_F_MMIO, &nr);
+	if (nr)
+		fail("%" PRIu64 " pages still set after CLEAR", nr);
+	free(got);
+	free(perm);
+	free(truth);
+	printf("ok density: %" PRIu64 " pages written, reported exactly\n", n);
 	return 0;
 }
 
@@ -2096,6 +2152,8 @@ int main(int argc, char **argv)
 		return mode_race((double)n);
 	if (!strcmp(argv[1], "dmaab"))
 		return mode_dmaab(n);
+	if (!strcmp(argv[1], "density"))
+		return mode_density(n);
 	if (!strcmp(argv[1], "dmarace")) {
 		uint64_t before;
 		int ret;
