@@ -11,6 +11,8 @@ round by round through stats/harvests_list and stats/harvests_bitmap."""
 
 from __future__ import annotations
 
+import re
+
 from conftest import DAX, TrackerFactory
 
 # 8192 pages: a 1 KiB bitmap, above the driver's default dma_min_bytes (128), so DMA is used.
@@ -110,3 +112,19 @@ def test_list_or_bitmap_follows_the_last_rounds_density(tracker_vm: TrackerFacto
     t.run(f"cxltrack harvest accessed 0 {PAGES} --format count")
     assert counts() == (before[0] + 1, before[1])
     round_(3, 10, "bitmap")
+
+
+def test_cpubench_takes_each_round_three_ways(tracker_vm: TrackerFactory) -> None:
+    """The small version of `make bench-harvest`'s host half (tests/driver/bench_host_cpu.py): cxlt-test cpubench
+    prints its three medians, and its rounds went the ways it names: sparse rounds by DMA as the driver chooses
+    take the list, the forced ones the bitmap, and harvest_list is 1 again afterwards."""
+    t = tracker_vm()
+    before = int(t.sysfs("stats/harvests_list")), int(t.sysfs("stats/harvests_bitmap"))
+    rounds = 3
+    out = t.run(f"cxlt-test cpubench {DAX} {rounds} 10", timeout=600).out
+    m = re.search(r"mmio_us=([\d.]+) dma_us=([\d.]+) bitmap_us=([\d.]+)", out)
+    assert m and all(float(v) > 0 for v in m.groups()), out
+    after = int(t.sysfs("stats/harvests_list")), int(t.sysfs("stats/harvests_bitmap"))
+    # one more list: cpubench's first harvest, before the rounds
+    assert (after[0] - before[0], after[1] - before[1]) == (rounds + 1, rounds), (before, after, out)
+    assert t.run("cat /sys/module/cxltrack/parameters/harvest_list").out.strip() == "Y"

@@ -37,7 +37,8 @@
  *   cxlt-test cpubench DAX ROUNDS PERMILLE     the CPU time of one dirty-log round (CLEAR
  *                                              harvest of the whole device after PERMILLE of
  *                                              the dax pages were written) through the RESULT
- *                                              window and by DMA, alternating; prints medians
+ *                                              window, by DMA as the driver chooses and by
+ *                                              DMA with the bitmap forced, in turn; prints medians
  *   cxlt-test eio      DAX                     a harvest with CLEAR that the device answers
  *                                              wrongly (the host set the tracker's unstable
  *                                              x-miscount-harvests) is -EIO with every page
@@ -777,45 +778,62 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* harvest_list, the driver's module parameter: 1 lets it choose list or bitmap, 0 forces the bitmap. */
+static void set_harvest_list(int on)
+{
+	FILE *f = fopen("/sys/module/cxltrack/parameters/harvest_list", "w");
+
+	if (!f || fprintf(f, "%d\n", on) < 0 || fclose(f))
+		fail("harvest_list=%d: %s", on, strerror(errno));
+}
+
 /*
  * One dirty-log round = one CXLT_IOC_HARVEST with CLEAR over the whole device into a user
  * bitmap, as QEMU's cxltrack-dirty-log does at each migration sync. Thread CPU time counts
  * the syscall (the driver's MMIO loads or its DMA command and copy), not the writes before.
+ * Each round is taken three ways after its own writes: by MMIO, by DMA as the driver chooses
+ * (harvest_list=1: a list while rounds are sparse), and by DMA with the bitmap forced
+ * (harvest_list=0); the parameter is restored to 1 at the end.
  */
 static int mode_cpubench(uint64_t rounds, uint64_t permille)
 {
+	enum { MMIO, DMA, BITMAP, WAYS };
 	uint64_t pages = t->info.pages, nr, before = dma_commands();
 	size_t len = pages / 8;
 	uint8_t *buf = malloc(len);
-	double *us[2] = { calloc(rounds, sizeof(double)), calloc(rounds, sizeof(double)) };
+	double *us[WAYS];
 
-	if (!buf || !us[0] || !us[1])
+	for (int w = 0; w < WAYS; w++)
+		us[w] = calloc(rounds, sizeof(double));
+	if (!buf || !us[MMIO] || !us[DMA] || !us[BITMAP])
 		fail("oom");
 	if (!t->info.dma_addr_bits)
 		fail("the driver does not harvest by DMA (info.dma_addr_bits 0)");
 	check(cxltrack_harvest(t, CXLT_HARVEST_DIRTY, 0, pages, CXLT_HARVEST_F_CLEAR, buf, len, &nr),
 	      "harvest");
 	for (uint64_t r = 0; r < rounds; r++) {
-		for (int dma = 0; dma < 2; dma++) {
-			unsigned int flags = CXLT_HARVEST_F_CLEAR | (dma ? 0 : CXLT_HARVEST_F_MMIO);
+		for (int w = 0; w < WAYS; w++) {
+			unsigned int flags = CXLT_HARVEST_F_CLEAR | (w == MMIO ? CXLT_HARVEST_F_MMIO : 0);
 			double t0;
 
+			set_harvest_list(w != BITMAP);
 			for (uint64_t k = 0; k < npages * permille / 1000; k++)
 				*(volatile uint64_t *)page_ptr(first_page + rnd() % npages) = r;
 			t0 = thread_cpu_us();
 			check(cxltrack_harvest(t, CXLT_HARVEST_DIRTY, 0, pages, flags, buf, len, &nr),
 			      "harvest");
-			us[dma][r] = thread_cpu_us() - t0;
+			us[w][r] = thread_cpu_us() - t0;
 		}
 	}
-	if (dma_commands() - before < rounds)
+	set_harvest_list(1);
+	if (dma_commands() - before < 2 * rounds)
 		fail("only %" PRIu64 " DMA commands in %" PRIu64 " rounds", dma_commands() - before,
 		     rounds);
-	qsort(us[0], rounds, sizeof(double), cmp_double);
-	qsort(us[1], rounds, sizeof(double), cmp_double);
+	for (int w = 0; w < WAYS; w++)
+		qsort(us[w], rounds, sizeof(double), cmp_double);
 	printf("cpubench pages=%" PRIu64 " rounds=%" PRIu64 " permille=%" PRIu64
-	       " mmio_us=%.1f dma_us=%.1f\n", pages, rounds, permille, us[0][rounds / 2],
-	       us[1][rounds / 2]);
+	       " mmio_us=%.1f dma_us=%.1f bitmap_us=%.1f\n", pages, rounds, permille,
+	       us[MMIO][rounds / 2], us[DMA][rounds / 2], us[BITMAP][rounds / 2]);
 	return 0;
 }
 
