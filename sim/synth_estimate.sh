@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Yosys estimate for an UltraScale+ part: synth_xilinx -family xcup -flatten -uram.
-# usage: synth_estimate.sh <rtl dir with filelist.f> <work dir> [timeout seconds] [top] [black box]
+# usage: [NOFSM=1] synth_estimate.sh <rtl dir with filelist.f> <work dir> [timeout seconds] [top] [black box]
 # (top: CxlTrackCore by default; a black-box module is counted as one cell, so the board wrapper
 # is estimated without the core it holds)
+# NOFSM=1 runs synth_xilinx without its `fsm` pass (Yosys 0.23 has no -nofsm): the script up to the
+# `prepare` label, that label's commands by hand minus `fsm` (as `yosys -p 'help synth_xilinx'` lists
+# them for -family xcup without -widemux/-nosrl), then the script from `map_dsp` on. Used for the 1 TiB
+# harvest top only (mk/30-rtl.mk): its 1 024-entry chunk owner table (2-bit state registers assigned
+# constants) is 1 024 FSM candidates, on which FSM_DETECT alone ran ~1 h; a table of registers is not
+# a state machine, and re-encoding gains nothing for an estimate. The default core and the board
+# wrapper keep the full script, so their figures stay comparable with the recorded ones.
 set -euo pipefail
 rtl=$1
 work=$2
@@ -21,7 +28,15 @@ files=$(sed "s|^|$rtl/|" "$rtl/filelist.f" | tr '\n' ' ')
 log=$work/$name.log
 start=$(date +%s)
 echo "synth-estimate[$name]: yosys synth_xilinx -family xcup -flatten -uram -top $top (takes minutes; log: $log)"
-timeout "$limit" nice yosys -q -l "$log" -p "read_verilog -sv $files; $bbcmd synth_xilinx -family xcup -flatten -uram -top $top; tee -o $work/$name.stat stat" >/dev/null 2>&1 &
+synth="synth_xilinx -family xcup -flatten -uram -top $top"
+if [ "${NOFSM:-0}" = 1 ]; then
+	echo "synth-estimate[$name]: NOFSM=1: synth_xilinx without its fsm pass"
+	prepare="proc; flatten; tribuf -logic; deminout; opt_expr; opt_clean; check; opt -nodffe -nosdff;"
+	prepare="$prepare opt; wreduce; peepopt; opt_clean; pmux2shiftx; clean;"
+	synth="$synth -run begin:prepare; $prepare $synth -run map_dsp:"
+fi
+# -t: time stamps in the log, to see where the time goes
+timeout "$limit" nice yosys -q -t -l "$log" -p "read_verilog -sv $files; $bbcmd $synth; tee -o $work/$name.stat stat" >/dev/null 2>&1 &
 pid=$!
 # progress: the pass Yosys is in, every 30 s
 n=0
@@ -29,7 +44,8 @@ while kill -0 "$pid" 2>/dev/null; do
 	sleep 1
 	n=$((n + 1))
 	if [ $((n % 30)) = 0 ]; then
-		pass=$(grep -E '^[0-9.]+ Executing' "$log" 2>/dev/null | tail -1 | sed -E 's/^[0-9.]+ Executing ([^ ]+).*/\1/')
+		pass=$(grep -E '^\[[0-9.]+\] [0-9.]+ Executing' "$log" 2>/dev/null | tail -1 |
+			sed -E 's/^\[[0-9.]+\] ([0-9.]+) Executing ([^ ]+).*/\2 (step \1)/')
 		echo "synth-estimate[$name]: ${n}s, in ${pass:-startup}"
 	fi
 done
@@ -39,6 +55,7 @@ if ! wait "$pid"; then
 fi
 secs=$(( $(date +%s) - start ))
 stat=$work/$name.stat
+sed -i -E 's/^\[[0-9.]+\] //' "$stat" # the -t time stamps
 # yosys stat lines: "     <cell>   <count>" (top module, after flatten)
 cells() { awk -v pat="^($1)\$" '$1 ~ pat && $2 ~ /^[0-9]+$/ {s += $2} END {print s + 0}' "$stat"; }
 lut=$(cells 'LUT[1-6]')
