@@ -37,11 +37,11 @@ class Inexpressible(Exception):
 # A 32-bit AXI4-Lite port carries no read size and splits a 64-bit write: it lacks "sized_reads"
 # and "sized_writes".
 CAPABILITIES: set[str] = set()
-# The core has the DMA port (CAP_DMA.PRESENT = 1, LIST = 1; sim/tb/env.py HostPort is the host
-# memory): it replays the `dma` and `dma_list` cases. The board wrapper builds the core without it
-# (docs/rtl-notes.md, "DMA harvest") and skips them with the reason. Neither has a copy engine
-# (CAP_DMA.COPY = 0): the `dma_copy` case (CHUNK_COPY, spec 7.1) is skipped with the reason.
-CORE_CAPABILITIES: set[str] = CAPABILITIES | {"dma", "dma_list"}
+# The core has the DMA port and the copy engine (CAP_DMA.PRESENT = 1, LIST = 1, COPY = 1;
+# sim/tb/env.py HostPort is the host memory): it replays the `dma`, `dma_list` and `dma_copy`
+# (CHUNK_COPY, spec 7.1) cases. The board wrapper builds the core without the DMA port
+# (docs/rtl-notes.md, "DMA harvest") and skips them with the reason.
+CORE_CAPABILITIES: set[str] = CAPABILITIES | {"dma", "dma_list", "dma_copy"}
 
 
 def _is_register(offset: int) -> bool:

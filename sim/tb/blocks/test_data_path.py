@@ -287,6 +287,7 @@ class InternalWriters:
     def idle(self) -> None:
         for n in ("internal_mergeAw_valid", "internal_mergeW_valid", "internal_scrubAw_valid", "internal_scrubW_valid"):
             self.d(n, 0)
+        self.d("copyRead_ar_valid", 0)  # the copy engine's reads: not driven here
 
     def busy(self) -> bool:
         return self.merge is not None or bool(self.scrub_aw or self.scrub_w)
