@@ -57,6 +57,12 @@ class RtlTarget:
     async def reset(self) -> None:
         await self.b.reset()
 
+    async def fresh_memory(self) -> None:
+        """Device memory as a new device has it (zero): the vectors were made on a fresh model per case, and
+        memory keeps its contents through a reset (spec 14), so without this a case that reads lines it never
+        wrote (CHUNK_COPY copies whole chunks) would see an earlier case's data."""
+        self.b.ram.write(0, bytes(self.b.cfg.capacity_bytes))
+
     async def reg_read(self, offset: int, size: int) -> int:
         if size == 8 and _is_register(offset):
             raise Inexpressible(f"64-bit read of register {offset:#x}")
@@ -124,6 +130,9 @@ async def replay_corpus(target: RtlTarget, race_schedules: int, capabilities: se
         schedules = range(race_schedules) if any(v.op == "race" for v in case.ops) else range(1)
         for sched in schedules:
             result.runs += 1
+            fresh = getattr(target, "fresh_memory", None)
+            if fresh is not None:
+                await fresh()
             try:
                 await replay(target, case, sched)
             except (Inexpressible, Mismatch) as exc:

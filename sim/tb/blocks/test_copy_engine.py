@@ -53,6 +53,8 @@ class Bench:
         self.r_plan: deque[tuple[int, int]] = deque()
         self.copies = 0
         self.p_ar, self.p_data, self.r_gap = 1.0, 1.0, 0.0
+        self.stall_ar = self.stall_data = 0  # cycles left of a stretch with READY low (a busy CXL side, a slow host)
+        self.stalls = True  # such stretches begin at random
 
     def mem(self, addr: int) -> int:
         """The memory's contents: a pattern of the beat's address (every beat different)."""
@@ -60,10 +62,10 @@ class Bench:
 
     def mode(self) -> None:
         rng = self.rng
-        self.p_ar = rng.choice([1.0, 0.7, 0.3, 0.05])
-        self.p_data = rng.choice([1.0, 0.8, 0.3, 0.02])
+        self.p_ar = rng.choice([1.0, 0.7, 0.3])
+        self.p_data = rng.choice([1.0, 0.8, 0.3])
         self.r_gap = rng.choice([0.0, 0.3, 0.8])
-        cover(f"copy_block:mode:{self.p_ar}:{self.p_data}")
+        cover(f"copy_block:mode:{self.p_ar}:{self.p_data}:{self.r_gap}")
 
     async def step(self, start_chunk: int | None = None) -> None:
         d, rng, c = self.dut, self.rng, self.cycle
@@ -71,11 +73,18 @@ class Bench:
             start_chunk = None
         d.io_start_valid.value = int(start_chunk is not None)
         d.io_start_bits.value = start_chunk or 0
-        d.io_ar_ready.value = int(rng.random() < self.p_ar)
+        if self.stalls and not self.stall_ar and rng.random() < 0.003:
+            self.stall_ar = rng.randrange(20, 200)
+            cover("copy_block:ar_stall")
+        if self.stalls and not self.stall_data and rng.random() < 0.003:
+            self.stall_data = rng.randrange(50, 300)
+            cover("copy_block:data_stall")
+        self.stall_ar, self.stall_data = max(0, self.stall_ar - 1), max(0, self.stall_data - 1)
+        d.io_ar_ready.value = int(not self.stall_ar and rng.random() < self.p_ar)
         r_now = bool(self.r_plan) and self.r_plan[0][0] <= c
         d.io_r_valid.value = int(r_now)
         d.io_r_bits.value = self.r_plan[0][1] if r_now else rng.getrandbits(512)
-        d.io_data_ready.value = int(rng.random() < self.p_data)
+        d.io_data_ready.value = int(not self.stall_data and rng.random() < self.p_data)
         await settle()
         self.compare(r_now)
         self.advance(start_chunk, r_now)
@@ -162,14 +171,13 @@ async def random_copies(dut: Any) -> None:
         start_chunk = None
         if not b.active and not b.fifo and rng.random() < 0.2:
             start_chunk = rng.randrange(b.chunks)
-            if rng.random() < 0.3:
-                b.mode()
+            b.mode()
         elif not b.active and b.fifo and rng.random() < 0.05:  # the next copy while the last beats are still queued
             start_chunk = rng.randrange(b.chunks)
             cover("copy_block:start_with_beats_queued")
         await b.step(start_chunk)
     while b.active or b.fifo:  # drain
-        b.p_data = 1.0
+        b.p_data, b.p_ar, b.stalls = 1.0, 1.0, False
         await b.step()
     assert b.copies >= 3, f"only {b.copies} copies in {CYCLES} cycles"
     dump_coverage(COVERAGE_NAME)
@@ -181,6 +189,7 @@ async def first_and_last_chunk(dut: Any) -> None:
     rng = random.Random(3)
     await start(dut)
     b = Bench(dut, rng)
+    b.stalls = False  # every READY high
     for chunk in (0, b.chunks - 1):
         await b.step(chunk)
         n = 0
