@@ -13,7 +13,9 @@ A reference written here (CopyEngine's description, docs/rtl-notes.md "CHUNK_COP
   `data` VALID whenever a beat is there, the beats in address order with the memory's contents;
 - `end` from the cycle after the chunk's last beat arrived until the next start, `idle` when not running and empty.
 
-The seed is printed (CXLTRACK_SEED reproduces a run); CXLTRACK_BLOCK_CYCLES sets the length of the random run."""
+Seen to fail (by hand) when the credit check forgets the beats in flight ("AR VALID 1, reference 0 (fifo 0,
+outstanding 64)"). The seed is printed (CXLTRACK_SEED reproduces a run); CXLTRACK_BLOCK_CYCLES sets the length of the
+random run."""
 
 from __future__ import annotations
 

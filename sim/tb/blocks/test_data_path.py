@@ -11,12 +11,16 @@ are accepted; after an external grant a free choice prefers a waiting internal w
 for internal writes, bit 0 for the scrub), every AW/W field the memory side sees, every READY; DECERR writes (data
 swallowed, B once the earlier writes are done); B routing; the request events for the tables (read accept, write
 accept with the page, external write end with the page of that write, per ID in order; internal write end with the
-scrub bit); the statistics.
+scrub bit); the statistics; the copy engine's reads (a bench copy reader: 16-beat bursts held until accepted): the AR
+arbiter (the CXL side first, the copy in a cycle without a CXL-side AR or after 64 cycles of waiting when none is held
+on m_axi, an AR on m_axi held until accepted), the copy's ID, its R beats routed to it (never to s_axi, always accepted,
+also during a DECERR read). Seen to fail (by hand) when the copy may take AR from a held CXL-side AR ("m_axi_araddr =
+0x71c00, reference 0xf00").
 
-Independently, the data that reaches memory is checked: every external read returns the bytes of the model memory
-(when no write to its lines was in flight), and at the end the memory holds every write in its order, the merge
-writes under their strobes and the scrub bursts as zeros. The seed is printed (CXLTRACK_SEED reproduces a run);
-CXLTRACK_BLOCK_CYCLES sets the length of the random run."""
+Independently, the data that reaches memory is checked: every external read and every beat of the copy reader returns
+the bytes of the model memory (when no write to its lines was in flight), and at the end the memory holds every write
+in its order, the merge writes under their strobes and the scrub bursts as zeros. The seed is printed (CXLTRACK_SEED
+reproduces a run); CXLTRACK_BLOCK_CYCLES sets the length of the random run."""
 
 from __future__ import annotations
 
