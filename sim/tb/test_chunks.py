@@ -89,7 +89,7 @@ async def chunk_copy(dut: Any) -> None:
         await b.mem_write(c * size + size - 64, rng.randbytes(64))
     # the checks, in the spec's order
     base = 1 << 30
-    cases = [
+    cases: list[tuple[tuple[int, int, int], dict[str, Any]]] = [
         ((3, 9, base), dict(clear=True)),
         ((3, 9, base), dict(decay=True)),
         ((3, 9, base), dict(dma=True)),

@@ -380,9 +380,9 @@ class Checker:
         self.expect_valid("io_dmaStart_valid", int(exp_copy is not None))
         if exp_copy is not None:
             a2 = r.args[2] if r is not None else 0
-            got = (self.out("io_dmaStart_bits_addr"), self.out("io_dmaStart_bits_stream"))
-            if got != (a2, 1):
-                raise self.fail(f"CHUNK_COPY's DMA start: rtl (addr, stream) {got}, reference {(a2, 1)}")
+            start = (self.out("io_dmaStart_bits_addr"), self.out("io_dmaStart_bits_stream"))
+            if start != (a2, 1):
+                raise self.fail(f"CHUNK_COPY's DMA start: rtl (addr, stream) {start}, reference {(a2, 1)}")
         self.expect_valid("io_scrubEvent_valid", int(finish))
         if finish:
             chunk = self.scrub_fifo[0]
