@@ -401,9 +401,9 @@ class Bench(CommandPort):
     def __init__(self, dut: Any, cfg_name: str | None = None, mirror: bool = True, cxl_master: bool = True) -> None:
         self.dut = dut
         self.cfg = config.named(cfg_name or os.environ.get("CXLTRACK_CONFIG", "small"))
-        # The core has the DMA port but no copy engine (CAP_DMA.COPY 0, docs/rtl-notes.md):
-        # the model is that device, which answers CHUNK_COPY with FLAGS.
-        self.model = Device(self.cfg, dma_copy=False)
+        # The core has the DMA port and the copy engine (CAP_DMA.PRESENT, LIST and COPY = 1,
+        # docs/rtl-notes.md): the model is that device (dma_copy defaults to the DMA port's presence).
+        self.model = Device(self.cfg, dma_copy=True)
         # immediate writes: the bus models look at reset while they are constructed
         # (Icarus: an immediate write to an input that feeds a continuous assignment is never
         # re-propagated by later writes, so only reset, which is read by processes, gets one)

@@ -37,11 +37,11 @@ class Inexpressible(Exception):
 # A 32-bit AXI4-Lite port carries no read size and splits a 64-bit write: it lacks "sized_reads"
 # and "sized_writes".
 CAPABILITIES: set[str] = set()
-# The core has the DMA port (CAP_DMA.PRESENT = 1, LIST = 1; sim/tb/env.py HostPort is the host
-# memory): it replays the `dma` and `dma_list` cases. The board wrapper builds the core without it
-# (docs/rtl-notes.md, "DMA harvest") and skips them with the reason. Neither has a copy engine
-# (CAP_DMA.COPY = 0): the `dma_copy` case (CHUNK_COPY, spec 7.1) is skipped with the reason.
-CORE_CAPABILITIES: set[str] = CAPABILITIES | {"dma", "dma_list"}
+# The core has the DMA port and the copy engine (CAP_DMA.PRESENT = 1, LIST = 1, COPY = 1;
+# sim/tb/env.py HostPort is the host memory): it replays the `dma`, `dma_list` and `dma_copy`
+# (CHUNK_COPY, spec 7.1) cases. The board wrapper builds the core without the DMA port
+# (docs/rtl-notes.md, "DMA harvest") and skips them with the reason.
+CORE_CAPABILITIES: set[str] = CAPABILITIES | {"dma", "dma_list", "dma_copy"}
 
 
 def _is_register(offset: int) -> bool:
@@ -56,6 +56,12 @@ class RtlTarget:
 
     async def reset(self) -> None:
         await self.b.reset()
+
+    async def fresh_memory(self) -> None:
+        """Device memory as a new device has it (zero): the vectors were made on a fresh model per case, and
+        memory keeps its contents through a reset (spec 14), so without this a case that reads lines it never
+        wrote (CHUNK_COPY copies whole chunks) would see an earlier case's data."""
+        self.b.ram.write(0, bytes(self.b.cfg.capacity_bytes))
 
     async def reg_read(self, offset: int, size: int) -> int:
         if size == 8 and _is_register(offset):
@@ -124,6 +130,9 @@ async def replay_corpus(target: RtlTarget, race_schedules: int, capabilities: se
         schedules = range(race_schedules) if any(v.op == "race" for v in case.ops) else range(1)
         for sched in schedules:
             result.runs += 1
+            fresh = getattr(target, "fresh_memory", None)
+            if fresh is not None:
+                await fresh()
             try:
                 await replay(target, case, sched)
             except (Inexpressible, Mismatch) as exc:

@@ -71,10 +71,16 @@ object Blocks extends App {
       )
     },
     // the blocks CxlTrackCore instantiates with the whole parameter set
-    "DataPath"      -> { p => BlockDef(() => new DataPath(p), coreParams(p)) },
-    "SlotBuffer"    -> { p => BlockDef(() => new SlotBuffer(p), coreParams(p)) },
-    "CommandEngine" -> { p => BlockDef(() => new CommandEngine(p), coreParams(p) ++ opCodes) },
-    "RegisterPort"  -> { p => BlockDef(() => new RegisterPort(p), coreParams(p)) },
+    "DataPath"   -> { p => BlockDef(() => new DataPath(p), coreParams(p)) },
+    "SlotBuffer" -> { p => BlockDef(() => new SlotBuffer(p), coreParams(p)) },
+    "CommandEngine" -> { p =>
+      BlockDef(
+        () => new CommandEngine(p),
+        coreParams(p) ++ opCodes ++
+          Seq("dma_addr_bits" -> BigInt(p.dmaAddrBits), "dma_copy" -> BigInt(if (p.hasCopy) 1 else 0))
+      )
+    },
+    "RegisterPort" -> { p => BlockDef(() => new RegisterPort(p), coreParams(p)) },
     // as CxlTrackCore: new ScrubEngine(C, p.chunkShift, p.pageShift, p.pageBits, p.memAddrBits)
     "ScrubEngine" -> { p =>
       BlockDef(
@@ -85,6 +91,19 @@ object Blocks extends App {
           "page_shift"    -> BigInt(p.pageShift),
           "page_bits"     -> BigInt(p.pageBits),
           "mem_addr_bits" -> BigInt(p.memAddrBits)
+        )
+      )
+    },
+    // as CxlTrackCore: new CopyEngine(p.chunks, p.chunkShift, p.memAddrBits) (16-beat bursts, a 64-beat FIFO)
+    "CopyEngine" -> { p =>
+      BlockDef(
+        () => new CopyEngine(p.chunks, p.chunkShift, p.memAddrBits),
+        Seq(
+          "chunks"        -> BigInt(p.chunks),
+          "chunk_shift"   -> BigInt(p.chunkShift),
+          "mem_addr_bits" -> BigInt(p.memAddrBits),
+          "burst_beats"   -> BigInt(16),
+          "fifo_beats"    -> BigInt(64)
         )
       )
     },

@@ -6,7 +6,7 @@ import chisel3.util._
 
 /** States of the [[CommandEngine]]. */
 object CmdState extends ChiselEnum {
-  val sInit, sIdle, sCheck, sHarvest, sDma, sDmaMark, sBatRead, sBatWait, sMerge, sQuery, sList = Value
+  val sInit, sIdle, sCheck, sHarvest, sDma, sDmaMark, sCopy, sBatRead, sBatWait, sMerge, sQuery, sList = Value
 }
 
 /**
@@ -124,6 +124,10 @@ class CommandEngine(p: CxlTrackParams) extends Module {
     val dmaAvail = Output(UInt(8.W))
     val dmaStrb  = Output(UInt(64.W))
     val dmaEnd   = Output(Bool())
+    // CHUNK_COPY (docs/spec.md 7.1): the copy engine's start (the chunk); while `copying` the DMA writer takes its beats
+    // from the copy engine instead of `dmaData`, and `dmaDone` completes the command
+    val copyStart = Output(Valid(UInt(p.chunkBits.W)))
+    val copying   = Output(Bool())
   })
   private def fit(x: UInt, w: Int): UInt = x.pad(w)(w - 1, 0)
   import TableOp._
@@ -280,12 +284,12 @@ class CommandEngine(p: CxlTrackParams) extends Module {
   val isHarvest = op === Op.HARVEST_DIRTY.U || op === Op.HARVEST_ACCESSED.U || op === Op.HARVEST_HOTNESS.U
   // DMA: only on a harvest, only where the configuration has the DMA port (CAP_DMA.PRESENT)
   // LIST: only with DMA, only on the bitmap harvests (CAP_DMA.LIST is 1 wherever the DMA port exists)
-  // CHUNK_COPY (spec 7.1): this core has no copy engine (CAP_DMA.COPY = 0), so the opcode is refused
-  // with FLAGS, as the spec's check order gives for a device without it.
+  // CHUNK_COPY (spec 7.1): always DMA, no flag (CLEAR/DECAY/DMA/LIST/RSVD give FLAGS through the rules above); refused
+  // with FLAGS where the core has no copy engine (CAP_DMA.COPY = 0).
   val isBitmap = op === Op.HARVEST_DIRTY.U || op === Op.HARVEST_ACCESSED.U
   val flagsBad = rsvd =/= 0.U || ((clear || decay) && !isHarvest) ||
     (decay && (op =/= Op.HARVEST_HOTNESS.U || clear)) || (dma && (!isHarvest || (p.dmaAddrBits == 0).B)) ||
-    (lst && (!dma || !isBitmap)) || op === Op.CHUNK_COPY.U
+    (lst && (!dma || !isBitmap)) || (op === Op.CHUNK_COPY.U && (!p.hasCopy).B)
   val alignBad = arg0(5, 0) =/= 0.U || arg1(5, 0) =/= 0.U || (dma && arg2(5, 0) =/= 0.U)
   val harvestLimit =
     Mux(op === Op.HARVEST_HOTNESS.U, Regs.HARVEST_MAX_HOTNESS_PAGES.U, Regs.HARVEST_MAX_BITMAP_PAGES.U)
@@ -301,9 +305,12 @@ class CommandEngine(p: CxlTrackParams) extends Module {
   val page1Bad   = arg1 >= p.pages.U
   val slotBad    = arg0 >= nSlots.U
   val chunkBad   = arg0 >= nChunks.U || arg1 === 0.U || arg1 > Regs.MAX_OWNER.U
-  val slot       = arg0(p.slotBits - 1, 0)
-  val chunk      = arg0(p.chunkBits - 1, 0)
-  val freeSlots  = VecInit(io.slots.map(_.state === Regs.SlotState.FREE.U)).asUInt
+  // CHUNK_COPY: the chunk's bytes at [ARG2, ARG2 + 2^chunk_shift) must fit in the port's bus addresses (or wrap 2^64)
+  val copyBytes = BigInt(1) << p.chunkShift
+  val copyBad   = arg2 +& copyBytes.U > (BigInt(1) << (p.dmaAddrBits max 1)).U
+  val slot      = arg0(p.slotBits - 1, 0)
+  val chunk     = arg0(p.chunkBits - 1, 0)
+  val freeSlots = VecInit(io.slots.map(_.state === Regs.SlotState.FREE.U)).asUInt
 
   // ------------------------------------------------------------------ table, slot and scrub requests
   io.harvest.valid        := false.B
@@ -330,6 +337,9 @@ class CommandEngine(p: CxlTrackParams) extends Module {
   io.mergeStart.bits.page := arg1(p.pageBits - 1, 0)
   io.queryStart.valid     := false.B
   io.queryStart.bits      := slot
+  io.copyStart.valid      := false.B
+  io.copyStart.bits       := chunk
+  io.copying              := state === CmdState.sCopy
 
   switch(state) {
     is(CmdState.sInit) {
@@ -478,6 +488,23 @@ class CommandEngine(p: CxlTrackParams) extends Module {
             io.scrubEnq.bits  := chunk
             complete(Status.OK, 0.U, 0.U)
           }
+        }
+      }.elsewhen(op === Op.CHUNK_COPY.U) {
+        // spec 7.1 (checks in the order of section 5): ALIGN, RANGE, STATE (not OWNED), PERM (other owner)
+        when(arg2(5, 0) =/= 0.U) {
+          complete(Status.ALIGN, 0.U, 0.U)
+        }.elsewhen(chunkBad || copyBad) {
+          complete(Status.RANGE, 0.U, 0.U)
+        }.elsewhen(chunkState(chunk) =/= OWNED) {
+          complete(Status.STATE, 0.U, 0.U)
+        }.elsewhen(chunkOwner(chunk) =/= arg1) {
+          complete(Status.PERM, 0.U, 0.U)
+        }.otherwise {
+          // the writer in stream mode (it announces only beats the copy engine holds), the copy engine's reads
+          io.dmaStart.valid       := true.B
+          io.dmaStart.bits.stream := true.B
+          io.copyStart.valid      := true.B
+          state                   := CmdState.sCopy
         }
       }.elsewhen(op === Op.CHUNK_QUERY.U) {
         when(arg0 >= nChunks.U) {
@@ -755,6 +782,12 @@ class CommandEngine(p: CxlTrackParams) extends Module {
     }
     tokValid(0) := unit =/= unitEnd
     when(unit === unitEnd && !tokValid.asUInt.orR)(complete(Status.DMA_ERROR, 0.U, 0.U))
+  }
+
+  // CHUNK_COPY: done at the writer's last B (every beat read and written); a failed write gives DMA_ERROR and changes
+  // nothing (the copy changed nothing to give back)
+  when(state === CmdState.sCopy && io.dmaDone.valid) {
+    when(io.dmaDone.bits)(complete(Status.DMA_ERROR, 0.U, 0.U)).otherwise(complete(Status.OK, copyBytes.U, 0.U))
   }
 
   switch(state) {

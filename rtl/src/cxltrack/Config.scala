@@ -28,6 +28,8 @@ case class CxlTrackParams(
     wrPerId: Int = 8,
     // width of the host bus addresses the DMA port drives (CAP_DMA.ADDR_BITS); 0: no DMA port (CAP_DMA.PRESENT = 0)
     dmaAddrBits: Int = 64,
+    // the CHUNK_COPY engine ([[CopyEngine]], CAP_DMA.COPY, docs/spec.md 7.1); needs the DMA port (`dmaAddrBits` > 0)
+    dmaCopy: Boolean = true,
     // the dirty and accessed fine bitmaps in a device-DRAM carve-out behind an on-chip update cache ([[DramBitmaps]],
     // docs/spec.md section 12) instead of on-chip RAM; from the configuration's [rtl] section (`dram_tables = 1`)
     dramTables: Boolean = false,
@@ -36,6 +38,8 @@ case class CxlTrackParams(
 ) {
   require(dataBits == 512, "one beat is one 64-byte line")
   require(dmaAddrBits >= 0 && dmaAddrBits <= 64, "DMA addresses are at most 64 bits")
+  // CAP_DMA.COPY: a copy engine exists (it writes through the DMA port, so never without one)
+  val hasCopy: Boolean   = dmaCopy && dmaAddrBits > 0
   val pages: BigInt      = capacityBytes >> pageShift
   val words: Int         = (pages / 64).toInt
   val pageBits: Int      = log2Ceil(pages) max 1

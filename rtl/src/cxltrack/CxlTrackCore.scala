@@ -11,8 +11,9 @@ import chisel3.util._
  *
  * Blocks (each with its own bench, docs/rtl-notes.md "Structure"): [[DataPath]] (the AXI4 path and its arbiter with the
  * internal writers), the per-page tables ([[TrackTable]]s and the BAT payload RAM, here), [[SlotBuffer]] (slots and the
- * merge engine), [[CommandEngine]] (commands, RESULT window, chunk owner table), [[ScrubEngine]], [[EventQueue]] and
- * [[RegisterPort]] (registers, illegal accesses, interrupt).
+ * merge engine), [[CommandEngine]] (commands, RESULT window, chunk owner table), [[ScrubEngine]], [[CopyEngine]]
+ * (CHUNK_COPY's reads, written to the host by the [[DmaWriter]]), [[EventQueue]] and [[RegisterPort]] (registers,
+ * illegal accesses, interrupt).
  *
  * Tables: dirty, accessed, BAT-valid bitmaps and hotness counters are [[TrackTable]]s (RAM, one read-modify-write per
  * port and cycle, effect two cycles after the request). Within one cycle the port order decides: a harvest step before
@@ -39,6 +40,7 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   val slots    = Module(new SlotBuffer(p))
   val commands = Module(new CommandEngine(p))
   val scrub    = Module(new ScrubEngine(p.chunks, p.chunkShift, p.pageShift, p.pageBits, p.memAddrBits))
+  val copy     = if (p.hasCopy) Some(Module(new CopyEngine(p.chunks, p.chunkShift, p.memAddrBits))) else None
   val evq      = Module(new EventQueue(p.evqDepthLog2, p.eventPorts))
   val regs     = Module(new RegisterPort(p))
   val requests = dataPath.events
@@ -58,6 +60,15 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   dataPath.internal.mergeW <> slots.io.mergeW
   dataPath.internal.scrubAw <> scrub.io.aw
   dataPath.internal.scrubW <> scrub.io.w
+  // CHUNK_COPY's reads (not requests: no tracking effect); without a copy engine the port is idle
+  copy match {
+    case Some(c) =>
+      dataPath.copyRead.ar <> c.io.ar
+      c.io.r := dataPath.copyRead.r
+    case None =>
+      dataPath.copyRead.ar.valid := false.B
+      dataPath.copyRead.ar.bits  := DontCare
+  }
   val intEnd   = requests.intWriteEnd.valid
   val scrubEnd = intEnd && requests.intWriteEnd.bits
   scrub.io.bDone         := scrubEnd
@@ -134,13 +145,21 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   commands.io.queryDone := slots.io.queryDone
   scrub.io.enq <> commands.io.scrubEnq
   val dma = Module(new DmaWriter(CommandEngine.dmaAddrBits(p), CommandEngine.dmaLenBits(p)))
-  dma.io.start := commands.io.dmaStart
-  dma.io.data <> commands.io.dmaData
+  dma.io.start        := commands.io.dmaStart
   commands.io.dmaDone := dma.io.done
-  dma.io.avail        := commands.io.dmaAvail
-  dma.io.strb         := commands.io.dmaStrb
-  dma.io.end          := commands.io.dmaEnd
   h_axi <> dma.io.axi
+  // the writer's stream: the command engine's beats (DMA harvests), or during CHUNK_COPY the copy engine's
+  val copying = commands.io.copying && p.hasCopy.B
+  dma.io.data.valid         := Mux(copying, copy.map(_.io.data.valid).getOrElse(false.B), commands.io.dmaData.valid)
+  dma.io.data.bits          := Mux(copying, copy.map(_.io.data.bits).getOrElse(0.U), commands.io.dmaData.bits)
+  commands.io.dmaData.ready := !copying && dma.io.data.ready
+  dma.io.avail              := Mux(copying, copy.map(_.io.avail).getOrElse(0.U), commands.io.dmaAvail)
+  dma.io.strb               := Mux(copying, Fill(64, 1.U(1.W)), commands.io.dmaStrb)
+  dma.io.end                := Mux(copying, copy.map(_.io.end).getOrElse(true.B), commands.io.dmaEnd)
+  copy.foreach { c =>
+    c.io.start      := commands.io.copyStart
+    c.io.data.ready := copying && dma.io.data.ready
+  }
   commands.io.scrubFinish := scrub.io.finish
 
   // ------------------------------------------------------------------ events, in SEQ order within a cycle
@@ -191,6 +210,7 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   values("CAP_DMA") := (if (p.dmaAddrBits == 0) 0.U
                         else
                           ((BigInt(1) << Regs.CAP_DMA.PRESENT_LSB) | (BigInt(1) << Regs.CAP_DMA.LIST_LSB) |
+                            (BigInt(if (p.hasCopy) 1 else 0) << Regs.CAP_DMA.COPY_LSB) |
                             (BigInt(p.dmaAddrBits) << Regs.CAP_DMA.ADDR_BITS_LSB)).U)
   values("CMD_OP") := commands.io.cmdOp
   values(
@@ -216,7 +236,7 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
 
   irq  := regs.io.irq
   msi  := regs.io.msi
-  idle := commands.io.idle && scrub.io.idle && !tablesBusy
+  idle := commands.io.idle && scrub.io.idle && !tablesBusy && copy.fold(true.B)(_.io.idle)
 }
 
 /**

@@ -18,6 +18,12 @@ class InternalWriters(memAddrBits: Int) extends Bundle {
   val scrubW  = Flipped(Decoupled(new ScrubW))
 }
 
+/** The copy engine's reads (docs/spec.md 7.1): its bursts, and the R beats of its ID back to it (no READY). */
+class CopyReads(memAddrBits: Int) extends Bundle {
+  val ar = Flipped(Decoupled(new CopyAr(memAddrBits)))
+  val r  = Valid(UInt(512.W))
+}
+
 /** What the data path tells the tables about the requests it passes (one of each per cycle at most). */
 class RequestEvents(pageBits: Int) extends Bundle {
   val readAccept  = Valid(UInt(pageBits.W)) // an AR accepted inside the device, with its page
@@ -40,12 +46,20 @@ class RequestEvents(pageBits: Int) extends Bundle {
  * top bit (bit 0: scrub), so B is routed back by it. Each external ID keeps a FIFO of the pages of its outstanding
  * writes (`wrPerId` deep; an AW beyond that waits), so a B names its page (write end).
  *
+ * Copy reads (CHUNK_COPY, [[CopyEngine]]): the copy engine's bursts share the memory side's AR with the CXL side, which
+ * has priority: a copy AR is put on `m_axi` only in a cycle without a CXL-side AR to pass, unless it has waited 64
+ * cycles (then it goes at the next point where no CXL-side AR is on `m_axi`), and an AR on `m_axi` stays there until
+ * accepted (AXI: VALID and payload held). The copy's ID is the internal top bit with the low bits 0; its R beats go to
+ * the copy engine, always accepted (it requests only what it has room for), so they never hold the CXL side's beats.
+ * Copy reads are not requests: no accept event, no statistics, no tracking.
+ *
  * Statistics: accepted reads and writes (64-bit), decode errors (saturating at 2^32 - 1).
  */
 class DataPath(p: CxlTrackParams) extends Module {
   val s_axi    = IO(Flipped(new Axi4(p.addrBits, p.dataBits, p.idBits)))
   val m_axi    = IO(new Axi4(p.memAddrBits, p.dataBits, p.idBits + 1))
   val internal = IO(new InternalWriters(p.memAddrBits))
+  val copyRead = IO(new CopyReads(p.memAddrBits))
   val events   = IO(Output(new RequestEvents(p.pageBits)))
   val stats = IO(Output(new Bundle {
     val reads  = UInt(64.W)
@@ -63,17 +77,29 @@ class DataPath(p: CxlTrackParams) extends Module {
   val readDecerr     = RegInit(false.B)  // answering a read beyond the capacity
   val readDecerrId   = RegInit(0.U(p.idBits.W))
   val readDecerrLeft = RegInit(0.U(8.W)) // beats still to answer after the current one
-  m_axi.arvalid := s_axi.arvalid && arInRange && !readDecerr
-  m_axi.arid    := Cat(0.U(1.W), s_axi.arid)
-  m_axi.araddr  := fit(s_axi.araddr, p.memAddrBits)
-  m_axi.arlen   := s_axi.arlen
-  m_axi.arsize  := s_axi.arsize
-  m_axi.arburst := s_axi.arburst
-  m_axi.arlock  := s_axi.arlock
-  m_axi.arcache := s_axi.arcache
-  m_axi.arprot  := s_axi.arprot
+  // AR arbiter: the CXL side first; the copy engine in a cycle without a CXL-side AR, or after waiting 64 cycles at the
+  // next cycle no CXL-side AR is held on m_axi; whichever AR is on m_axi stays until accepted
+  val extAr    = s_axi.arvalid && arInRange && !readDecerr
+  val extHold  = RegInit(false.B) // a CXL-side AR was on m_axi last cycle and not accepted
+  val copyHold = RegInit(false.B) // the copy's AR was on m_axi last cycle and not accepted
+  val copyWait = RegInit(0.U(7.W))
+  val copyAr   = copyRead.ar
+  val gCopy    = copyHold || (!extHold && copyAr.valid && (!extAr || copyWait(6)))
+  extHold       := !gCopy && extAr && !m_axi.arready
+  copyHold      := gCopy && copyAr.valid && !m_axi.arready
+  copyWait      := Mux(!copyAr.valid || copyAr.ready, 0.U, Mux(copyWait(6), copyWait, copyWait + 1.U))
+  m_axi.arvalid := Mux(gCopy, copyAr.valid, extAr)
+  m_axi.arid    := Mux(gCopy, (1 << p.idBits).U, Cat(0.U(1.W), s_axi.arid))
+  m_axi.araddr  := Mux(gCopy, copyAr.bits.addr, fit(s_axi.araddr, p.memAddrBits))
+  m_axi.arlen   := Mux(gCopy, copyAr.bits.len, s_axi.arlen)
+  m_axi.arsize  := Mux(gCopy, 6.U, s_axi.arsize)
+  m_axi.arburst := Mux(gCopy, Axi.INCR.U, s_axi.arburst)
+  m_axi.arlock  := !gCopy && s_axi.arlock
+  m_axi.arcache := Mux(gCopy, 0.U, s_axi.arcache)
+  m_axi.arprot  := Mux(gCopy, 0.U, s_axi.arprot)
+  copyAr.ready  := gCopy && m_axi.arready
   // READY only with VALID: the decode must not look at an idle (possibly undriven) address
-  s_axi.arready := !readDecerr && s_axi.arvalid && Mux(arInRange, m_axi.arready, readsInFlight === 0.U)
+  s_axi.arready := !readDecerr && s_axi.arvalid && Mux(arInRange, m_axi.arready && !gCopy, readsInFlight === 0.U)
   val arFire     = s_axi.arvalid && s_axi.arready
   val readAccept = arFire && arInRange
   when(arFire && !arInRange) {
@@ -81,16 +107,19 @@ class DataPath(p: CxlTrackParams) extends Module {
     readDecerrId   := s_axi.arid
     readDecerrLeft := s_axi.arlen
   }
-  s_axi.rvalid := readDecerr || m_axi.rvalid
-  s_axi.rid    := Mux(readDecerr, readDecerrId, m_axi.rid(p.idBits - 1, 0))
-  s_axi.rdata  := Mux(readDecerr, 0.U, m_axi.rdata)
-  s_axi.rresp  := Mux(readDecerr, Axi.DECERR.U, m_axi.rresp)
-  s_axi.rlast  := Mux(readDecerr, readDecerrLeft === 0.U, m_axi.rlast)
-  m_axi.rready := s_axi.rready && !readDecerr
+  val rCopy = m_axi.rid(p.idBits) // a beat of the copy engine's reads
+  s_axi.rvalid     := readDecerr || (m_axi.rvalid && !rCopy)
+  s_axi.rid        := Mux(readDecerr, readDecerrId, m_axi.rid(p.idBits - 1, 0))
+  s_axi.rdata      := Mux(readDecerr, 0.U, m_axi.rdata)
+  s_axi.rresp      := Mux(readDecerr, Axi.DECERR.U, m_axi.rresp)
+  s_axi.rlast      := Mux(readDecerr, readDecerrLeft === 0.U, m_axi.rlast)
+  m_axi.rready     := (m_axi.rvalid && rCopy) || (s_axi.rready && !readDecerr)
+  copyRead.r.valid := m_axi.rvalid && rCopy
+  copyRead.r.bits  := m_axi.rdata
   when(readDecerr && s_axi.rready) {
     when(readDecerrLeft === 0.U)(readDecerr := false.B).otherwise(readDecerrLeft := readDecerrLeft - 1.U)
   }
-  val rLastFire = m_axi.rvalid && m_axi.rready && m_axi.rlast
+  val rLastFire = m_axi.rvalid && m_axi.rready && m_axi.rlast && !rCopy
   readsInFlight := readsInFlight + readAccept.asUInt - rLastFire.asUInt
 
   // ------------------------------------------------------------------ write arbiter

@@ -85,9 +85,14 @@ class DmaWriter(addrBits: Int, lenBits: Int, maxBursts: Int = 16, idBits: Int = 
   val unannounced = io.avail - announced // stream: beats in the source that no AW covers yet
   val streamGo    = unannounced >= streamBurst.U || unannounced >= toBoundary || io.end
   val toAnnounce  = Mux(stream, Mux(streamGo, unannounced, 0.U), awLeft)
-  val burstBeats  = Mux(toAnnounce < toBoundary, toAnnounce, toBoundary)(6, 0)
-  val bFire       = io.axi.bvalid && io.axi.bready
-  val awFire      = io.axi.awvalid && io.axi.awready
+  // AXI: an AW's payload stays as presented until accepted. In stream mode the source may add beats while the AW waits
+  // (unannounced grows), so the length first presented is held (the AW's VALID itself cannot drop meanwhile: the beats
+  // to announce, the free burst slots and the length FIFO's room only grow until it is accepted)
+  val awStalled  = RegInit(false.B)
+  val heldBeats  = RegInit(0.U(7.W))
+  val burstBeats = Mux(awStalled, heldBeats, Mux(toAnnounce < toBoundary, toAnnounce, toBoundary)(6, 0))
+  val bFire      = io.axi.bvalid && io.axi.bready
+  val awFire     = io.axi.awvalid && io.axi.awready
   io.axi.awid       := 0.U
   io.axi.awaddr     := awAddr
   io.axi.awlen      := burstBeats - 1.U
@@ -103,7 +108,9 @@ class DmaWriter(addrBits: Int, lenBits: Int, maxBursts: Int = 16, idBits: Int = 
     awAddr               := awAddr + (burstBeats << 6)
     when(!stream)(awLeft := awLeft - burstBeats)
   }
-  inFlight := inFlight + awFire.asUInt - bFire.asUInt
+  inFlight  := inFlight + awFire.asUInt - bFire.asUInt
+  awStalled := io.axi.awvalid && !io.axi.awready
+  heldBeats := burstBeats
 
   // W side: the beats of the bursts announced, WLAST at each burst's end
   val beat  = RegInit(0.U(6.W))

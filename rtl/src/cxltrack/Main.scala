@@ -21,7 +21,8 @@ object Cli {
             idBits = opt(args, "--id-bits").map(_.toInt).getOrElse(p.idBits),
             tickCycles = opt(args, "--tick-cycles").map(_.toInt).getOrElse(p.tickCycles),
             wrPerId = opt(args, "--wr-per-id").map(_.toInt).getOrElse(p.wrPerId),
-            dmaAddrBits = opt(args, "--dma-addr-bits").map(_.toInt).getOrElse(p.dmaAddrBits)
+            dmaAddrBits = opt(args, "--dma-addr-bits").map(_.toInt).getOrElse(p.dmaAddrBits),
+            dmaCopy = opt(args, "--dma-copy").map(_ != "0").getOrElse(p.dmaCopy)
           )
       )
     } catch {
@@ -43,7 +44,8 @@ object Cli {
 
 /**
  * Emit SystemVerilog: `Main --config config/small.toml --target-dir build/rtl/small [--id-bits N] [--tick-cycles N]
- * [--wr-per-id N] [--dma-addr-bits N]` (0: no DMA port).
+ * [--wr-per-id N] [--dma-addr-bits N] [--dma-copy 0|1]` (`--dma-addr-bits 0`: no DMA port; `--dma-copy 0`: no
+ * CHUNK_COPY engine, CAP_DMA.COPY = 0).
  */
 object Main extends App {
   val target = Cli.opt(args.toSeq, "--target-dir").getOrElse("build/rtl/default")

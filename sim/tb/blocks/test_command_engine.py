@@ -69,6 +69,8 @@ class Running:
     query_masks: list[tuple[int, int]] = field(default_factory=list)  # SLOT_QUERY: (line, mask) delivered
     outcome: tuple[int, int, int] | None = None  # (status, result0, result1) once decided
     window: dict[int, int] = field(default_factory=dict)  # RESULT bytes this command writes
+    copy_at: int = 0  # CHUNK_COPY: the cycle the bench's DMA writer reports done
+    copy_err: bool = False  # CHUNK_COPY: with a failed write
 
 
 class Checker:
@@ -80,6 +82,7 @@ class Checker:
         self.row_bits = max(1, (self.rows_n - 1).bit_length())
         self.scan_drive = (0, 0)  # the summary scan bits driven this cycle (dirty, accessed)
         self.disk_bits, self.block_bits = p["bat_disk_bits"], p["bat_block_bits"]
+        self.chunk_size, self.dma_addr_bits, self.dma_copy = 1 << p["chunk_shift"], p["dma_addr_bits"], p["dma_copy"]
         self.ops = {n: p[f"op_{n}"] for n in ("READ", "ZERO", "HALVE", "SET", "CLEAR", "INC")}
         self.dut, self.rng = dut, rng
         self.cycle = 0
@@ -130,8 +133,18 @@ class Checker:
             return self.done(r, Status.UNKNOWN_OP)
         if r.rsvd or ((r.clear or r.decay) and not harvest) or (r.decay and (op != Op.HARVEST_HOTNESS or r.clear)):
             return self.done(r, Status.FLAGS)
-        if op == Op.CHUNK_COPY:  # spec 7.1: this core has no copy engine (CAP_DMA.COPY = 0)
-            return self.done(r, Status.FLAGS)
+        if op == Op.CHUNK_COPY:  # spec 7.1: ALIGN, RANGE, STATE, PERM, then the copy until the writer's done
+            if not self.dma_copy:
+                return self.done(r, Status.FLAGS)
+            if a2 % 64:
+                return self.done(r, Status.ALIGN)
+            if a0 >= self.chunks or a1 == 0 or a1 > regs.MAX_OWNER or a2 + self.chunk_size > 1 << self.dma_addr_bits:
+                return self.done(r, Status.RANGE)
+            if self.chunk_state[a0] != ChunkState.OWNED:
+                return self.done(r, Status.STATE)
+            if self.chunk_owner[a0] != a1:
+                return self.done(r, Status.PERM)
+            return "copy"
         if op == Op.NOP:
             return self.done(r, Status.OK)
         if harvest:
@@ -235,6 +248,12 @@ class Checker:
         self.d("io_scrubFinish_valid", int(finish))
         self.d("io_scrubFinish_bits", self.scrub_fifo[0] if finish else 0)
         self.d("io_scrubEnq_ready", 1)
+        r = self.running
+        copy_done = r is not None and r.phase == "copy" and r.copy_at == c
+        self.d("io_dmaDone_valid", int(copy_done))
+        self.d(
+            "io_dmaDone_bits", int(copy_done and r is not None and r.copy_err) if copy_done else self.rng.getrandbits(1)
+        )
         self.d("io_resultRead_valid", int(read_line is not None))
         self.d("io_resultRead_bits", read_line or 0)
         await settle()
@@ -278,6 +297,8 @@ class Checker:
         exp_harvest: tuple[int, int, int, int] | None = None
         exp_bat: tuple[int, int, int] | None = None
         exp_alloc = exp_release = exp_merge = exp_query = exp_enq = None
+        exp_copy: int | None = None  # CHUNK_COPY's start: the chunk
+        self.expect_valid("io_copying", int(r is not None and r.phase == "copy"))
         if r is not None:
             if r.phase == "check":
                 phase = self.decide(r)
@@ -302,6 +323,10 @@ class Checker:
                 elif phase == "query":
                     exp_query = a0
                     r.merge_count = self.slot_count[a0]  # RESULT0 reports the count at the check
+                elif phase == "copy":
+                    exp_copy = a0
+                    r.copy_at = self.cycle + self.rng.randrange(1, 40)
+                    r.copy_err = self.rng.random() < 0.25
                 r.phase = phase
                 r.start_cycle = self.cycle
             elif r.phase == "harvest":
@@ -326,6 +351,10 @@ class Checker:
             elif r.phase == "query" and qw is not None and qw[1] == 63:
                 self.finish_query(r)
                 exp_done = 1
+            elif r.phase == "copy" and self.cycle == r.copy_at:
+                r.outcome = (Status.DMA_ERROR, 0, 0) if r.copy_err else (Status.OK, self.chunk_size, 0)
+                cover(f"engine_block:CHUNK_COPY:{'dma_error' if r.copy_err else 'ok'}")
+                exp_done = 1
             elif r.phase == "list":
                 groups = (self.chunks + 63) // 64
                 if r.steps == groups - 1:
@@ -347,6 +376,13 @@ class Checker:
         self.expect_fields("io_mergeStart", exp_merge, ("slot", "page"))
         self.expect_one("io_queryStart", exp_query)
         self.expect_one("io_scrubEnq", exp_enq)
+        self.expect_one("io_copyStart", exp_copy)
+        self.expect_valid("io_dmaStart_valid", int(exp_copy is not None))
+        if exp_copy is not None:
+            a2 = r.args[2] if r is not None else 0
+            start = (self.out("io_dmaStart_bits_addr"), self.out("io_dmaStart_bits_stream"))
+            if start != (a2, 1):
+                raise self.fail(f"CHUNK_COPY's DMA start: rtl (addr, stream) {start}, reference {(a2, 1)}")
         self.expect_valid("io_scrubEvent_valid", int(finish))
         if finish:
             chunk = self.scrub_fifo[0]
@@ -596,7 +632,12 @@ class Checker:
         owner = rng.randrange(1, 4) if rng.random() < 0.9 else rng.choice([0, regs.MAX_OWNER, regs.MAX_OWNER + 1])
         if op == Op.CHUNK_LIST and rng.random() < 0.3:
             owner = 0
-        return value, (chunk, owner, 0)
+        host = 0
+        if op == Op.CHUNK_COPY:  # a host bus address: mostly aligned, at times unaligned or at the top of 2^64
+            host = rng.getrandbits(40) << 6
+            if rng.random() < 0.15:
+                host = rng.choice([host | rng.randrange(1, 64), (1 << 64) - rng.choice([64, self.chunk_size])])
+        return value, (chunk, owner, host)
 
 
 async def run(chk: Checker, rng: random.Random, cycles: int) -> None:

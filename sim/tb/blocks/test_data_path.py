@@ -11,12 +11,16 @@ are accepted; after an external grant a free choice prefers a waiting internal w
 for internal writes, bit 0 for the scrub), every AW/W field the memory side sees, every READY; DECERR writes (data
 swallowed, B once the earlier writes are done); B routing; the request events for the tables (read accept, write
 accept with the page, external write end with the page of that write, per ID in order; internal write end with the
-scrub bit); the statistics.
+scrub bit); the statistics; the copy engine's reads (a bench copy reader: 16-beat bursts held until accepted): the AR
+arbiter (the CXL side first, the copy in a cycle without a CXL-side AR or after 64 cycles of waiting when none is held
+on m_axi, an AR on m_axi held until accepted), the copy's ID, its R beats routed to it (never to s_axi, always accepted,
+also during a DECERR read). Seen to fail (by hand) when the copy may take AR from a held CXL-side AR ("m_axi_araddr =
+0x71c00, reference 0xf00").
 
-Independently, the data that reaches memory is checked: every external read returns the bytes of the model memory
-(when no write to its lines was in flight), and at the end the memory holds every write in its order, the merge
-writes under their strobes and the scrub bursts as zeros. The seed is printed (CXLTRACK_SEED reproduces a run);
-CXLTRACK_BLOCK_CYCLES sets the length of the random run."""
+Independently, the data that reaches memory is checked: every external read and every beat of the copy reader returns
+the bytes of the model memory (when no write to its lines was in flight), and at the end the memory holds every write
+in its order, the merge writes under their strobes and the scrub bursts as zeros. The seed is printed (CXLTRACK_SEED
+reproduces a run); CXLTRACK_BLOCK_CYCLES sets the length of the random run."""
 
 from __future__ import annotations
 
@@ -55,6 +59,9 @@ class State:
     reads: int = 0
     writes: int = 0
     decerr: int = 0
+    ext_hold: bool = False  # a CXL-side AR was on m_axi and not accepted
+    copy_hold: bool = False  # the copy engine's AR was on m_axi and not accepted
+    copy_wait: int = 0  # cycles the copy engine's AR has waited (saturates at 64)
 
 
 class Reference:
@@ -87,14 +94,42 @@ class Reference:
         # ---------------------------------------------------------- reads
         ar_in = s("s_axi_araddr") < self.cap
         arvalid = s("s_axi_arvalid")
-        e("m_axi_arvalid", int(arvalid and ar_in and st.read_decerr is None))
-        if arvalid and ar_in:
+        ext_ar = bool(arvalid and ar_in and st.read_decerr is None)
+        # the AR arbiter: the CXL side first; the copy engine in a cycle without a CXL-side AR, or after 64 cycles of
+        # waiting when no CXL-side AR is held on m_axi; an AR on m_axi stays there until accepted
+        copy_v = bool(s("copyRead_ar_valid"))
+        g_copy = st.copy_hold or (not st.ext_hold and copy_v and (not ext_ar or st.copy_wait >= 64))
+        m_arready = bool(s("m_axi_arready"))
+        e("m_axi_arvalid", int(copy_v if g_copy else ext_ar))
+        if g_copy and copy_v:
+            e("m_axi_araddr", s("copyRead_ar_bits_addr"))
+            e("m_axi_arid", 1 << self.id_bits)
+            e("m_axi_arlen", s("copyRead_ar_bits_len"))
+            e("m_axi_arsize", 6)
+            e("m_axi_arburst", 1)
+            cover("datapath_block:copy_ar" + (":after_wait" if ext_ar else ""))
+        elif ext_ar:
             e("m_axi_araddr", s("s_axi_araddr") & fit)
             e("m_axi_arid", s("s_axi_arid"))
             e("m_axi_arlen", s("s_axi_arlen"))
-        arready = int(st.read_decerr is None and arvalid and (s("m_axi_arready") if ar_in else st.reads_in_flight == 0))
+            if copy_v:
+                cover("datapath_block:copy_ar_waits")
+        e("copyRead_ar_ready", int(g_copy and m_arready))
+        copy_fire = g_copy and copy_v and m_arready
+        st.ext_hold = not g_copy and ext_ar and not m_arready
+        st.copy_hold = g_copy and copy_v and not m_arready
+        st.copy_wait = 0 if (not copy_v or copy_fire) else min(st.copy_wait + 1, 64)
+        arready = int(
+            st.read_decerr is None and arvalid and ((m_arready and not g_copy) if ar_in else st.reads_in_flight == 0)
+        )
         e("s_axi_arready", arready)
         ar_fire = arvalid and arready
+        # R: the copy engine's beats (internal top bit of the ID) go to it, always accepted
+        r_copy = bool(s("m_axi_rvalid") and s("m_axi_rid") >> self.id_bits & 1)
+        e("copyRead_r_valid", int(r_copy))
+        if r_copy:
+            e("copyRead_r_bits", s("m_axi_rdata"))
+            cover("datapath_block:copy_r_beat" + (":during_decerr" if st.read_decerr is not None else ""))
         if st.read_decerr is not None:
             rid, left = st.read_decerr
             e("s_axi_rvalid", 1)
@@ -102,16 +137,16 @@ class Reference:
             e("s_axi_rdata", 0)
             e("s_axi_rresp", 3)
             e("s_axi_rlast", int(left == 0))
-            e("m_axi_rready", 0)
+            e("m_axi_rready", int(r_copy))
             cover("datapath_block:read_decerr_beat")
         else:
-            e("s_axi_rvalid", s("m_axi_rvalid"))
-            if s("m_axi_rvalid"):
+            e("s_axi_rvalid", int(s("m_axi_rvalid") and not r_copy))
+            if s("m_axi_rvalid") and not r_copy:
                 e("s_axi_rid", s("m_axi_rid") & ((1 << self.id_bits) - 1))
                 e("s_axi_rdata", s("m_axi_rdata"))
                 e("s_axi_rlast", s("m_axi_rlast"))
                 e("s_axi_rresp", s("m_axi_rresp"))
-            e("m_axi_rready", s("s_axi_rready"))
+            e("m_axi_rready", int(r_copy or s("s_axi_rready")))
         read_accept = ar_fire and ar_in
         e("events_readAccept_valid", int(read_accept))
         if read_accept:
@@ -225,7 +260,7 @@ class Reference:
         elif st.read_decerr is not None and s("s_axi_rready"):
             rid, left = st.read_decerr
             st.read_decerr = None if left == 0 else (rid, left - 1)
-        r_last = s("m_axi_rvalid") and s("m_axi_rready") and s("m_axi_rlast")
+        r_last = s("m_axi_rvalid") and s("m_axi_rready") and s("m_axi_rlast") and not r_copy
         st.reads_in_flight += int(read_accept) - int(bool(r_last))
         aw_done = st.aw_done  # the register as it was in this cycle (updated below)
         if st.owner == NONE and pick != NONE:
@@ -287,6 +322,7 @@ class InternalWriters:
     def idle(self) -> None:
         for n in ("internal_mergeAw_valid", "internal_mergeW_valid", "internal_scrubAw_valid", "internal_scrubW_valid"):
             self.d(n, 0)
+        self.d("copyRead_ar_valid", 0)  # the copy engine's reads: CopyReader
 
     def busy(self) -> bool:
         return self.merge is not None or bool(self.scrub_aw or self.scrub_w)
@@ -343,6 +379,30 @@ class InternalWriters:
                 self.scrub_beat += 1
 
 
+class CopyReader:
+    """The copy engine's side of the port: 16-beat read bursts of 1 KiB blocks anywhere in memory, each held until
+    accepted, the R beats it gets back (no READY) checked in order against the bursts it asked for."""
+
+    BEATS = 16
+
+    def __init__(self, dut: Any, rng: random.Random, cap: int) -> None:
+        self.dut, self.rng, self.cap = dut, rng, cap
+        self.p_copy = 0.0
+        self.offer: int | None = None  # the burst's address being offered
+        self.beats: deque[tuple[int, tuple[int, ...]]] = deque()  # (line, versions at the AR) of beats due
+        self.checked = 0
+
+    def drive(self) -> None:
+        if self.offer is None and self.rng.random() < self.p_copy:
+            self.offer = 1024 * self.rng.randrange(self.cap // 1024)
+        self.dut.copyRead_ar_valid.value = int(self.offer is not None)
+        self.dut.copyRead_ar_bits_addr.value = self.offer or 0
+        self.dut.copyRead_ar_bits_len.value = self.BEATS - 1
+
+    def busy(self) -> bool:
+        return self.offer is not None or bool(self.beats)
+
+
 class Bench:
     def __init__(self, dut: Any, rng: random.Random) -> None:
         p = block_params()
@@ -354,6 +414,7 @@ class Bench:
         self.ref = Reference(dut)
         self.internal = InternalWriters(dut, rng, self.cap)
         self.internal.idle()
+        self.copy = CopyReader(dut, rng, self.cap)
         self.model = bytearray(self.cap)
         self.version = [0] * (self.cap // LINE)
         self.writing: set[int] = set()  # lines with an external write in flight
@@ -367,6 +428,7 @@ class Bench:
             if val(self.dut.reset):
                 continue
             self.ref.cycle()
+            self.copy_sample()
             self.internal.sample()
             b = val(self.dut.m_axi_bvalid) and val(self.dut.m_axi_bready)
             if b and val(self.dut.m_axi_bid) >> self.id_bits:
@@ -374,6 +436,35 @@ class Bench:
             await FallingEdge(self.dut.clock)
             if not val(self.dut.reset):
                 self.internal.drive()
+                self.copy.drive()
+
+    def copy_sample(self) -> None:
+        """At a rising edge: the copy engine's AR taken, its R beats (each checked against the model memory when
+        nothing wrote the line between the AR and the beat)."""
+        d, cp = self.dut, self.copy
+        if val(d.copyRead_r_valid):
+            assert cp.beats, "an R beat for the copy engine that it did not ask for"
+            line, before = cp.beats.popleft()
+            if self.line_quiet(line) and before == (self.version[line],):
+                got = val(d.copyRead_r_bits).to_bytes(LINE, "little")
+                assert got == bytes(self.model[line * LINE : line * LINE + LINE]), f"copy beat of line {line:#x}"
+                cp.checked += 1
+                cover("datapath_block:copy_beat_checked")
+        if cp.offer is not None and val(d.copyRead_ar_valid) and val(d.copyRead_ar_ready):
+            first = cp.offer // LINE
+            for k in range(cp.BEATS):
+                cp.beats.append((first + k, (self.version[first + k],)))
+            cp.offer = None
+
+    def line_quiet(self, line: int) -> bool:
+        """No write to the line in flight: external, merge (offered or sent) or scrub (sent)."""
+        if line in self.writing:
+            return False
+        it = self.internal
+        merges = [m[0] for m in it.merge_sent] + ([it.merge[0]] if it.merge is not None else [])
+        if any(a // LINE == line for a in merges):
+            return False
+        return not any(a // LINE <= line < (a + 4096) // LINE for a in [*it.scrub_sent, *it.scrub_aw, *it.scrub_w])
 
     def _internal_end(self, scrub: int) -> None:
         if scrub:
@@ -446,12 +537,13 @@ class Bench:
         assert not errs, "\n".join(errs[:20])
 
     async def quiesce(self) -> None:
-        self.internal.p_merge = self.internal.p_scrub = 0.0
+        self.internal.p_merge = self.internal.p_scrub = self.copy.p_copy = 0.0
         for _ in range(20000):
             await ClockCycles(self.dut.clock, 1)
             internal_idle = not self.internal.busy() and not self.internal.merge_sent and not self.internal.scrub_sent
             if (
                 internal_idle
+                and not self.copy.busy()
                 and not self.axi.write_if.in_flight_operations
                 and not self.axi.read_if.in_flight_operations
             ):
@@ -484,6 +576,7 @@ async def traffic(b: Bench, rng: random.Random, cycles: int) -> None:
         mode = rng.choice(list(MODES))
         p_ext, b.internal.p_merge, b.internal.p_scrub, stall = MODES[mode]
         b.backpressure(stall)
+        b.copy.p_copy = rng.choice([0.0, 0.0, 0.05, 0.5])  # the copy engine's reads beside
         cover(f"datapath_block:mode:{mode}")
         span = min(left, rng.randrange(100, 800))
         for _ in range(span):
@@ -523,6 +616,7 @@ async def random_traffic(dut: Any) -> None:
     await traffic(b, rng, CYCLES)
     b.compare_memory()
     b.check()
+    assert b.copy.checked, "no copy beat checked"
     dump_coverage(COVERAGE_NAME)
 
 

@@ -314,6 +314,7 @@ async def stream_transfers(dut: Any) -> None:
         cycle = done_count = 0
         error_seen = False
         ended = False
+        held: tuple[int, int] | None = None  # the AW presented and not accepted
         while True:
             if given < beats and rng.random() < p_src:
                 queue.append(given)
@@ -331,6 +332,12 @@ async def stream_transfers(dut: Any) -> None:
             dut.io_axi_bvalid.value = int(b_now)
             dut.io_axi_bresp.value = bq[0][1] if b_now else 0
             await settle()
+            if sig(dut.io_axi_awvalid):  # AXI: held as first presented until accepted (beats arrive meanwhile)
+                now = (sig(dut.io_axi_awaddr), sig(dut.io_axi_awlen) + 1)
+                assert held is None or held == now, f"stream {n}: AW changed while not accepted: {held} -> {now}"
+                held = None if sig(dut.io_axi_awready) else now
+            else:
+                assert held is None, f"stream {n}: AW VALID dropped before READY"
             if sig(dut.io_axi_awvalid) and sig(dut.io_axi_awready):
                 a, ln = sig(dut.io_axi_awaddr), sig(dut.io_axi_awlen) + 1
                 assert a == addr + 64 * announced, f"stream {n}: AW {a:#x} out of order"

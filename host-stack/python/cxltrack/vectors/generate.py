@@ -435,8 +435,8 @@ def case_list_harvest(rng: random.Random) -> Recorder:
     r = Recorder("list_harvest", requires=["dma", "dma_list"])
     pages = r.cfg.pages
     worst = pages // 64 * REC
-    # No CAP_DMA read: its COPY bit differs between implementations with list harvests (the RTL has
-    # no copy engine); the chunk_copy case reads it where both are present.
+    # No CAP_DMA read: its COPY bit differs between implementations with list harvests (a core built
+    # without the copy engine, RTL --dma-copy 0); the chunk_copy case reads it where both are present.
     r.reg_read(regs.VERSION)
     reads = rng.sample(range(pages), 7)
     _zero_first(r, reads)
