@@ -147,3 +147,19 @@ def test_a_watchdog_verdict_survives_the_agents_wrapping() -> None:
     assert found_wedged(GuestWedged("direct"))
     assert not found_wedged(wrapped(GuestError("agent channel closed")))
     assert not found_wedged(TimeoutError("no result"))
+
+
+def test_a_boot_trapped_on_its_own_text_patching_is_the_platforms() -> None:
+    """boot_patch_trap: an int3 Oops before the kernel runs its init (fresh-machine run of 2a91574, a nested
+    host at 2.6 s); none after the init started (then the project's modules may be the cause), none without one."""
+    from cxltrack.harness.vm import boot_patch_trap
+
+    before = (
+        "[    2.632248] sched_clock: Marking stable (2596164613, 34459258)->(2749109750, -118485879)\n"
+        "[    2.648363] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI\n"
+        "[    2.649104] RIP: 0010:sched_clock_cpu+0x9/0x190\n"
+    )
+    assert boot_patch_trap(before) == "[    2.648363] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI"
+    after = "[    4.116110] Run /init as init process\n" + before
+    assert boot_patch_trap(after) is None
+    assert boot_patch_trap("[    2.7] Oops: general protection fault\n") is None
