@@ -81,6 +81,7 @@ class Checker:
         self.rows_n, self.scan_rows = p["rows"], p["scan_rows"]
         self.row_bits = max(1, (self.rows_n - 1).bit_length())
         self.scan_drive = (0, 0)  # the summary scan bits driven this cycle (dirty, accessed)
+        self.copies = 0  # CHUNK_COPY commands that reached the copy: the first fails, so DMA_ERROR is on every seed
         self.disk_bits, self.block_bits = p["bat_disk_bits"], p["bat_block_bits"]
         self.chunk_size, self.dma_addr_bits, self.dma_copy = 1 << p["chunk_shift"], p["dma_addr_bits"], p["dma_copy"]
         self.ops = {n: p[f"op_{n}"] for n in ("READ", "ZERO", "HALVE", "SET", "CLEAR", "INC")}
@@ -326,7 +327,8 @@ class Checker:
                 elif phase == "copy":
                     exp_copy = a0
                     r.copy_at = self.cycle + self.rng.randrange(1, 40)
-                    r.copy_err = self.rng.random() < 0.25
+                    r.copy_err = self.copies == 0 or self.rng.random() < 0.25
+                    self.copies += 1
                 r.phase = phase
                 r.start_cycle = self.cycle
             elif r.phase == "harvest":
