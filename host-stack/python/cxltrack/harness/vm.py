@@ -322,20 +322,10 @@ class Vm:
             try:
                 ready = self.agent.wait_ready(cfg.boot_timeout * timeout_scale())
             except (TimeoutError, GuestError) as exc:
-                abort = upstream_abort(self.qemu_log_text())
-                if abort is not None:
+                lost = self._boot_lost_to_platform()
+                if lost is not None:
                     # repeated once by the pytest plugin, as a lost machine is
-                    raise GuestWedged(
-                        f"QEMU aborted while the guest booted: {abort} (the platform: a race in "
-                        f"QEMU's TCG core)\n{self._diagnostics()}"
-                    ) from exc
-                trap = boot_patch_trap(self.console_text())
-                if trap is not None:
-                    # repeated once by the pytest plugin, as a lost machine is
-                    raise GuestWedged(
-                        f"the guest's kernel trapped on its own text patching while it booted: {trap} (the "
-                        f"platform: TCG's cross-modifying code)\n{self._diagnostics()}"
-                    ) from exc
+                    raise GuestWedged(f"{lost}\n{self._diagnostics()}") from exc
                 cls = GuestWedged if found_wedged(exc) else GuestError
                 raise cls(f"guest did not become ready: {exc}\n{self._diagnostics()}") from exc
             self.boot_seconds = time.monotonic() - t0
@@ -361,6 +351,20 @@ class Vm:
             except TimeoutError:
                 continue
         raise GuestError(f"QEMU did not connect its sockets\n{self._diagnostics()}")
+
+    def _boot_lost_to_platform(self) -> str | None:
+        """Why a boot that never became ready was lost to the emulator, not the code under test: QEMU aborted in
+        its TCG core, or the kernel trapped on its own text patching before its init; None otherwise."""
+        abort = upstream_abort(self.qemu_log_text())
+        if abort is not None:
+            return f"QEMU aborted while the guest booted: {abort} (the platform: a race in QEMU's TCG core)"
+        trap = boot_patch_trap(self.console_text())
+        if trap is not None:
+            return (
+                f"the guest's kernel trapped on its own text patching while it booted: {trap} (the platform: "
+                "TCG's cross-modifying code)"
+            )
+        return None
 
     def _diagnostics(self, lines: int = 40) -> str:
         rc = None if self.proc is None else self.proc.poll()
