@@ -16,13 +16,25 @@
 
 #include "cxltrack_core.h"
 
-static u64 cxlt_popcount(const u8 *buf, size_t len)
+/*
+ * Set bits of a bitmap and, in @words, its non-zero 64-page words: one pass
+ * for the RESULT0 check and the density (cxlt_use_list()). @buf is a bounce
+ * buffer (kmalloc()/vmalloc(): u64-aligned); a tail of under 8 bytes counts
+ * bits only.
+ */
+static u64 cxlt_popcount(const u8 *buf, size_t len, u64 *words)
 {
-	u64 n = 0;
+	const u64 *w = (const u64 *)buf;
+	u64 n = 0, nz = 0;
 	size_t i;
 
-	for (i = 0; i < len; i++)
+	for (i = 0; i < len / 8; i++) {
+		n += hweight64(w[i]);
+		nz += !!w[i];
+	}
+	for (i = len & ~(size_t)7; i < len; i++)
 		n += hweight8(buf[i]);
+	*words = nz;
 	return n;
 }
 
@@ -176,18 +188,6 @@ static bool cxlt_use_list(struct cxlt_dev *cd, u32 kind)
 	       READ_ONCE(cd->harvest_density[kind]) < CXLT_DENSITY_LIST_BELOW;
 }
 
-/* Non-zero 64-page words of a bitmap (@len a multiple of 8, @buf aligned). */
-static u64 cxlt_words_set(const u8 *buf, size_t len)
-{
-	const u64 *w = (const u64 *)buf;
-	u64 n = 0;
-	size_t i;
-
-	for (i = 0; i < len / 8; i++)
-		n += !!w[i];
-	return n;
-}
-
 /*
  * A list harvest's records (spec 5.4) in the DMA buffer back into the bitmap
  * of the command's @n pages from @start: each record must name a word of the
@@ -324,7 +324,7 @@ int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f,
 		struct cxlt_cmd_res res;
 		struct cxlt_upin pin;
 		bool bad = false;
-		u64 got;
+		u64 got, nz = 0;
 
 		if (ubuf) {
 			ret = cxlt_upin_get(&pin, (u8 __user *)ubuf + out_off, len);
@@ -364,7 +364,7 @@ int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f,
 
 		if (!ret) {
 			got = hot ? cxlt_nonzero(bounce, len, hot_max, &bad) :
-				    cxlt_popcount(bounce, len);
+				    cxlt_popcount(bounce, len, &nz);
 			if (bad || got != res.r0) {
 				dev_err_ratelimited(&cd->dev,
 						    "harvest %u @%llu+%llu: device says %llu set, window has %llu%s\n",
@@ -374,7 +374,7 @@ int cxlt_do_harvest(struct cxlt_dev *cd, struct cxlt_file *f,
 			} else if (dma && !hot) {
 				/* the device's words, before any view's bits */
 				words += n / 64;
-				words_set += list ? res.r1 : cxlt_words_set(bounce, len);
+				words_set += list ? res.r1 : nz;
 			}
 		}
 		if (ret == -EIO && clear && !hot) {
