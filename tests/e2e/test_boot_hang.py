@@ -6,7 +6,8 @@ boot's logs are kept beside the next boot's. Without a VM: NestedVm is replaced 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from types import SimpleNamespace
+from typing import Any, ClassVar, cast
 
 import pytest
 
@@ -48,6 +49,7 @@ def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Host:
     monkeypatch.setattr(nested, "NestedVm", make)
     h = Host.__new__(Host)
     h.vms = {}
+    h.vm = cast(Any, SimpleNamespace(cfg=SimpleNamespace(workdir=tmp_path)))  # where NestedVm puts its logs
     return h
 
 

@@ -1602,37 +1602,36 @@ class Host:
         free = [n for n in range(VM_SLOTS) if n not in self.vms]
         if not free:
             raise GuestError(f"all {VM_SLOTS} VM slots of the host are in use")
-        for boot in (1, 2):
-            vm = NestedVm(self, spec, free[0])
-            self.vms[vm.slot] = vm
-            try:
-                return vm.start()
-            except VmBootHung as exc:
-                with contextlib.suppress(GuestError, OSError):
-                    vm.shutdown()
-                self.vms.pop(vm.slot, None)
-                if boot == 2:
-                    raise
-                print(
-                    f"[nested] L2 VM {spec.name}: its kernel hung before init ({str(exc).splitlines()[0]}); "
-                    f"booting it once more (logs of the hung boot in {vm.workdir})",
-                    flush=True,
-                )
-                self._keep_hung_boot(vm)
-            except BaseException:
-                with contextlib.suppress(GuestError, OSError):
-                    vm.shutdown()
-                self.vms.pop(vm.slot, None)
-                raise
-        raise AssertionError("unreachable")
+        try:
+            return self._boot(spec, free[0])
+        except VmBootHung as exc:
+            print(
+                f"[nested] L2 VM {spec.name}: its kernel hung before init ({str(exc).splitlines()[0]}); "
+                "booting it once more (the hung boot's logs: <vm>-hung-boot)",
+                flush=True,
+            )
+            self._keep_hung_boot(self.vm.cfg.workdir / spec.name)
+        return self._boot(spec, free[0])
+
+    def _boot(self, spec: VmSpec, slot: int) -> NestedVm:
+        """Start `spec`'s VM in `slot`; a VM that failed to start is shut down and forgotten."""
+        vm = NestedVm(self, spec, slot)
+        self.vms[vm.slot] = vm
+        try:
+            return vm.start()
+        except BaseException:
+            with contextlib.suppress(GuestError, OSError):
+                vm.shutdown()
+            self.vms.pop(vm.slot, None)
+            raise
 
     @staticmethod
-    def _keep_hung_boot(vm: NestedVm) -> None:
+    def _keep_hung_boot(workdir: Path) -> None:
         """Move the hung boot's logs aside: the next boot of the VM writes the same directory."""
-        keep = vm.workdir.with_name(vm.workdir.name + "-hung-boot")
+        keep = workdir.with_name(workdir.name + "-hung-boot")
         shutil.rmtree(keep, ignore_errors=True)
-        if vm.workdir.exists():
-            vm.workdir.rename(keep)
+        if workdir.exists():
+            workdir.rename(keep)
 
     def release(self, vm: NestedVm) -> None:
         if self.vms.get(vm.slot) is vm:
