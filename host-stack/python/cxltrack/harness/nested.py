@@ -47,6 +47,7 @@ from .kernlog import first_report
 from .lockup import LockupWatch, in_own_module
 from .pins import cache_dir
 from .qmp import Qmp, QmpError
+from .stall import stall_line
 from .topology import Topology
 from .vm import TCG_CPU, Vm, VmConfig
 
@@ -1287,18 +1288,35 @@ class NestedVm:
         # kernel's text on every CPU, and under TCG a host triple-faulted doing it once, in the
         # fresh-clone make test of 2026-11-28).
         events = " --events" if os.environ.get("CXLTRACK_KVM_TRACE") == "1" else ""
+        # The manager is read before and after the 2 s of KVM counters and the vCPU samples:
+        # what moved in between tells a slow guest from one that exits on a page for ever.
+        t0 = time.monotonic()
+        before = self._manager_dict()
         kvm = self.host.run(f"cxlt-vm kvmtrace {self.spec.name}{events}", check=False, timeout=60).out.splitlines()
         # ... and its free memory per node (the device node holds the VMs' device memory: a node
         # that ran out fails their allocations).
         dmesg = self.host.run(
             "dmesg | tail -n 30; grep -h -E 'MemFree|MemUsed' /sys/devices/system/node/node*/meminfo", check=False
         ).out
-        manager = self._manager_counters()
         places = self._vcpu_places()
-        # First, because a CI excerpt shows the head of a failure: the kernel's own report.
+        after = self._manager_dict()
+        manager = " ".join(f"{n}={v}" for n, v in after.items()) if isinstance(after, dict) else after
+        # First, because a CI excerpt shows the head of a failure: the kernel's own report,
+        # then what the VM did while it was looked at, in one line.
         report = first_report(console)
+        summary = stall_line(
+            self.spec.name,
+            threads,
+            kvm,
+            before if isinstance(before, dict) else None,
+            after if isinstance(after, dict) else None,
+            places,
+            time.monotonic() - t0,
+        )
         return (
             (f"--- L2 {self.spec.name} console: first kernel report ---\n" + "\n".join(report) + "\n" if report else "")
+            + summary
+            + "\n"
             + f"--- L2 {self.spec.name} qemu.log (tail) ---\n"
             + "\n".join(log)
             + f"\n--- L2 {self.spec.name} -d cpu_reset,guest_errors log ({self.cpu_resets()} CPU resets, "
@@ -1327,12 +1345,13 @@ class NestedVm:
             names = [p["name"] for p in props if str(p.get("type", "")).startswith(("uint", "int"))]
         return {n: int(self.qmp.command("qom-get", path="/objects/swap0", property=n)) for n in names}
 
-    def _manager_counters(self) -> str:
-        """manager_counters() for the diagnostics: a line, or '' without a manager."""
+    def _manager_dict(self) -> dict[str, int] | str:
+        """manager_counters() for the diagnostics: the counters, or why there are none ('' without
+        a manager)."""
         if self.qmp is None or self.spec.memory_manager is None:
             return ""
         try:
-            return " ".join(f"{n}={v}" for n, v in self.manager_counters().items())
+            return self.manager_counters()
         except Exception as exc:  # a diagnostic must not hide the failure it explains
             return f"(not read: {exc})"
 
