@@ -136,3 +136,45 @@ def test_revoked_with_a_copy_serves_the_copy_and_reaches_neither_file(tmp_path: 
             vm.qmp.command("migrate", uri="exec:cat >/dev/null")
         assert vm.close() == 0
         assert vm.unexpected_stderr() == ""
+
+
+def test_a_revoke_hold_lasts_until_the_revocation(tmp_path: Path) -> None:
+    """Patch 0010, `x-revoke-hold`: set, it holds the vCPUs (the VM stays `running`, no state
+    change) until the backend is revoked, which lets them go whether the revocation succeeds
+    (`x-revoked-copy`) or not (a copy that cannot be opened), or until it is set to false; a
+    revoked backend takes no hold. What the hold keeps out (a guest write between the host's
+    last copy pass and the revocation) is tested on the nested host:
+    tests/nested/test_nested_swap_tier.py::test_a_write_after_the_last_copy_pass_reaches_the_copy."""
+    path = tmp_path / "tier.img"
+    with open(path, "wb") as f:
+        f.truncate(OFFSET + SIZE + MiB)
+    copy = tmp_path / "copy.img"
+    copy.write_bytes(b"\x5a" * SIZE)
+
+    def hold() -> bool:
+        return bool(vm.qmp.command("qom-get", path="/objects/tier0", property="x-revoke-hold"))
+
+    def set_hold(value: bool) -> None:
+        vm.qmp.command("qom-set", path="/objects/tier0", property="x-revoke-hold", value=value)
+
+    with pmem_vm(path) as vm:
+        addr = vm.qmp.command("query-memory-devices")[0]["data"]["memaddr"]
+        assert hold() is False
+        set_hold(True)
+        set_hold(True)  # once is enough: no second hold to undo
+        assert hold() is True and vm.qmp.command("query-status")["status"] == "running"
+        set_hold(False)
+        assert hold() is False and vm.qmp.command("query-status")["status"] == "running"
+        set_hold(True)
+        with pytest.raises(QmpError):
+            vm.qmp.command("qom-set", path="/objects/tier0", property="x-revoked-copy", value=str(tmp_path / "none"))
+        assert hold() is False  # a failed revocation lets the vCPUs go too
+        set_hold(True)
+        vm.qmp.command("qom-set", path="/objects/tier0", property="x-revoked-copy", value=str(copy))
+        assert hold() is False and vm.qmp.command("query-status")["status"] == "running"
+        assert vm.readq(addr) == 0x5A5A5A5A5A5A5A5A
+        with pytest.raises(QmpError, match="already revoked"):
+            set_hold(True)
+        assert hold() is False
+        assert vm.close() == 0
+        assert vm.unexpected_stderr() == ""
