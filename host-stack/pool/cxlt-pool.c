@@ -26,8 +26,14 @@
  *                         or truncated to N chunks: the batch swap-in's one pass;
  *                         the run's dirty bits are cleared first and read after each
  *                         pass: chunks written during a pass are copied again, up to 4
- *                         passes, else an error; the caller stops the VM's writes to
- *                         the run before it maps the copy, and checks the bits after)
+ *                         passes, else an error)
+ *   recopy VM FIRST N PATH  ok vm=VM ... passes=1 chunks=K path=PATH
+ *                         (the final pass, with the VM's vCPUs held: the chunks of
+ *                         FIRST..FIRST+N-1 written since the last pass of its copy are
+ *                         copied again into PATH, which that copy made; an error if a
+ *                         write reached the run during this pass: the VM was not held.
+ *                         The caller then maps the copy and lets the vCPUs go, so no
+ *                         write falls between the copy and the mapping)
  *   release VM            ok vm=VM owner=O released=N scrub_ms=T lost=L
  *                         (released, scrubbed by the device, VM forgotten; L chunks a
  *                         reset took from it went back to the pool unreleased)
@@ -60,6 +66,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -416,13 +423,35 @@ static uint64_t chunk_page(struct pool *p, unsigned int chunk)
 	return (uint64_t)chunk * pages_per_chunk(p);
 }
 
+/* Which of the @n chunks @bits (one per page) has a page of into @redo; how many. */
+static unsigned int written_chunks(struct pool *p, const uint8_t *bits, unsigned int n,
+				   uint8_t *redo)
+{
+	uint64_t ppc = pages_per_chunk(p);
+	unsigned int written = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		redo[i] = 0;
+		for (uint64_t q = i * ppc; q < (i + 1) * ppc && !redo[i]; q++)
+			redo[i] = bits[q / 8] >> (q % 8) & 1;
+		written += redo[i];
+	}
+	return written;
+}
+
+/*
+ * copy (@final 0) or recopy (@final 1) of a VM's chunks into @path; see the
+ * requests at the top.
+ */
 static int do_copy(struct pool *p, struct vm *vm, unsigned int first, unsigned int n,
-		   const char *path, char *out, size_t len)
+		   const char *path, int final, char *out, size_t len)
 {
 	int idx = (int)(vm - p->vms);
 	size_t bytes = (size_t)n * p->chunk_bytes;
 	double t0 = now_ms();
-	unsigned int passes = 0;
+	unsigned int passes = 0, copied = 0, max_passes = final ? 1 : 4;
+	const char *what = final ? "recopy" : "copy";
+	struct stat st;
 	uint8_t *map;
 	int fd, ret = 0;
 
@@ -432,10 +461,15 @@ static int do_copy(struct pool *p, struct vm *vm, unsigned int first, unsigned i
 		if (p->holder[i] != idx || p->lost[i])
 			return reply(out, len, "error copy: chunk %u is not vm %s's", p->first + i,
 				     vm->name);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* a recopy goes into the copy made before, whole, never a new file */
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (final ? 0 : O_CREAT | O_TRUNC), 0600);
 	if (fd < 0)
-		return reply(out, len, "error copy: %s: %s", path, strerror(errno));
-	if (ftruncate(fd, (off_t)bytes)) {
+		return reply(out, len, "error %s: %s: %s", what, path, strerror(errno));
+	if (final && (fstat(fd, &st) || (uint64_t)st.st_size != bytes)) {
+		close(fd);
+		return reply(out, len, "error recopy: %s is not the copy of %u chunks", path, n);
+	}
+	if (!final && ftruncate(fd, (off_t)bytes)) {
 		ret = -errno;
 		close(fd);
 		return reply(out, len, "error copy: %s: %s", path, strerror(-ret));
@@ -443,11 +477,13 @@ static int do_copy(struct pool *p, struct vm *vm, unsigned int first, unsigned i
 	map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (map == MAP_FAILED)
-		return reply(out, len, "error copy: mmap %s: %s", path, strerror(errno));
+		return reply(out, len, "error %s: mmap %s: %s", what, path, strerror(errno));
 	/*
-	 * Every chunk once, then again each chunk a write reached during the pass
-	 * (its dirty bits, cleared before the first pass): the copy the caller maps
-	 * holds every write the device saw before the last pass's check.
+	 * copy: every chunk once, then again each chunk a write reached during the
+	 * pass (its dirty bits, cleared before the first pass): the copy holds every
+	 * write the device saw before the last pass's check. recopy: the chunks
+	 * written since that check (their bits, still set), once; the caller holds
+	 * the VM's vCPUs, so the check after it finds none.
 	 */
 	size_t per = cxltrack_harvest_bytes(CXLT_HARVEST_DIRTY, pages_per_chunk(p) * n);
 	uint8_t *bits = calloc(1, per);
@@ -469,31 +505,26 @@ static int do_copy(struct pool *p, struct vm *vm, unsigned int first, unsigned i
 	if (!ret)
 		ret = cxltrack_harvest(p->t, CXLT_HARVEST_DIRTY, chunk_page(p, first),
 				       pages_per_chunk(p) * n, CXLT_HARVEST_F_CLEAR, bits, per, &set);
-	memset(redo, 1, n);
-	while (!ret && passes < 4) {
-		unsigned int again = 0;
-
+	if (final)
+		written_chunks(p, bits, n, redo);
+	else
+		memset(redo, 1, n);
+	while (!ret && passes < max_passes) {
 		passes++;
-		for (unsigned int i = 0; i < n && !ret; i++)
-			if (redo[i])
-				ret = cxltrack_chunk_copy(p->t, first + i, vm->owner,
-							  map + i * p->chunk_bytes, p->chunk_bytes);
+		for (unsigned int i = 0; i < n && !ret; i++) {
+			if (!redo[i])
+				continue;
+			ret = cxltrack_chunk_copy(p->t, first + i, vm->owner,
+						  map + i * p->chunk_bytes, p->chunk_bytes);
+			copied++;
+		}
 		if (!ret)
 			ret = cxltrack_harvest(p->t, CXLT_HARVEST_DIRTY, chunk_page(p, first),
 					       pages_per_chunk(p) * n, CXLT_HARVEST_F_CLEAR, bits,
 					       per, &set);
-		for (unsigned int i = 0; i < n && !ret; i++) {
-			uint64_t ppc = pages_per_chunk(p);
-
-			redo[i] = 0;
-			for (uint64_t q = i * ppc; q < (i + 1) * ppc; q++)
-				if (bits[q / 8] >> (q % 8) & 1)
-					redo[i] = 1;
-			again += redo[i];
-		}
-		if (!ret && !again)
+		if (!ret && !written_chunks(p, bits, n, redo))
 			break;
-		if (!ret && passes == 4)
+		if (!ret && passes == max_passes)
 			ret = -EAGAIN;
 	}
 	if (view)
@@ -503,10 +534,14 @@ static int do_copy(struct pool *p, struct vm *vm, unsigned int first, unsigned i
 	munmap(map, bytes);
 	if (ret) {
 		unlink(path);
-		return reply(out, len, "error copy: chunk copy: %s", cxltrack_strerror(ret));
+		if (final && ret == -EAGAIN)
+			return reply(out, len, "error recopy: the run was written during the final "
+				     "pass (the VM's vCPUs were not held)");
+		return reply(out, len, "error %s: chunk copy: %s", what, cxltrack_strerror(ret));
 	}
-	return reply(out, len, "ok vm=%s owner=%u first=%u count=%u bytes=%zu ms=%.1f passes=%u path=%s",
-		     vm->name, vm->owner, first, n, bytes, now_ms() - t0, passes, path);
+	return reply(out, len, "ok vm=%s owner=%u first=%u count=%u bytes=%zu ms=%.1f passes=%u "
+		     "chunks=%u path=%s", vm->name, vm->owner, first, n, bytes, now_ms() - t0,
+		     passes, copied, path);
 }
 
 static int do_release(struct pool *p, struct vm *vm, char *out, size_t len)
@@ -578,16 +613,19 @@ static void handle(struct pool *p, char *line, char *out, size_t len)
 		do_open(p, argv[1], out, len);
 		return;
 	}
-	if (!strcmp(argv[0], "copy") && argc == 5) {
+	if ((!strcmp(argv[0], "copy") || !strcmp(argv[0], "recopy")) && argc == 5) {
 		vm = find_vm(p, argv[1]);
 		if (!vm)
 			reply(out, len, "error no vm %s (open it first)", argv[1]);
 		else if (parse_uint(argv[2], UINT32_MAX, &first) || parse_uint(argv[3], 64, &n) || !n)
-			reply(out, len, "error copy: bad FIRST '%s' or N '%s' (1..64)", argv[2], argv[3]);
+			reply(out, len, "error %s: bad FIRST '%s' or N '%s' (1..64)", argv[0], argv[2],
+			      argv[3]);
 		else if (!good_copy_path(argv[4]))
-			reply(out, len, "error copy: PATH must be /dev/shm/NAME or /dev/hugepages/NAME");
+			reply(out, len, "error %s: PATH must be /dev/shm/NAME or /dev/hugepages/NAME",
+			      argv[0]);
 		else
-			do_copy(p, vm, (unsigned int)first, (unsigned int)n, argv[4], out, len);
+			do_copy(p, vm, (unsigned int)first, (unsigned int)n, argv[4],
+				argv[0][0] == 'r', out, len);
 		return;
 	}
 	if ((!strcmp(argv[0], "grow") && argc == 3) ||
