@@ -465,6 +465,50 @@ def test_recovery_batch_swap_in_then_release(host: Host, swap_tier_lines: list[s
     assert vm.tier_released is released.answer  # nothing left for the shutdown to release
 
 
+def test_a_write_after_the_last_copy_pass_reaches_the_copy(host: Host) -> None:
+    """Issue 15 item 3, the host's batch swap-in with the VM running: the guest writes its tier
+    after the pool's copy passes ended and before QEMU maps the copy (`tier_to_ram`'s
+    `after_copy`, the window a swap-out of another cgroup could hit). The final pass, with the
+    vCPUs held (QEMU's `x-revoke-hold`), copies that chunk again: the guest then reads what it
+    wrote from the copy, and the device's dirty bits of the run are clear after the revocation.
+    Without the final pass the guest read the old pages (the copy's) and the harness raised
+    PoolError ("written after the pool's last copy pass")."""
+    vm = host.start_vm(VmSpec("vmwin", swap_tier=SwapTier(2, swapon=False)))
+    run = vm.tier
+    assert run is not None
+    vm.run(
+        "modprobe virtio_pmem && modprobe nd_pmem && i=0; while [ ! -b /dev/pmem0 ]; do "
+        "i=$((i + 1)); [ $i -gt 100 ] && { echo no /dev/pmem0 >&2; exit 1; }; sleep 0.1; done",
+        timeout=120,
+    )
+    pages, at, count = 64, 10, 4
+    # the old pages on the device before the copy, the new ones into the window after it
+    vm.run(
+        f"dd if=/dev/urandom of=/tmp/old bs=4096 count={pages} 2>/dev/null && "
+        f"dd if=/dev/urandom of=/tmp/new bs=4096 count={count} 2>/dev/null && "
+        f"dd if=/tmp/old of=/dev/pmem0 bs=4096 oflag=direct 2>/dev/null && "
+        f"cp /tmp/old /tmp/want && dd if=/tmp/new of=/tmp/want bs=4096 seek={at} conv=notrunc 2>/dev/null"
+    )
+
+    def write_into_the_window() -> None:
+        vm.run(f"dd if=/tmp/new of=/dev/pmem0 bs=4096 seek={at} oflag=direct 2>/dev/null")
+
+    copy = vm.tier_to_ram(after_copy=write_into_the_window)
+    assert copy.recopied >= 1, copy  # the write landed after the copy's last pass
+    got = vm.run(
+        f"dd if=/dev/pmem0 of=/tmp/got bs=4096 count={pages} iflag=direct 2>/dev/null && "
+        "cmp /tmp/got /tmp/want && echo same; cmp /tmp/got /tmp/old >/dev/null && echo old; true"
+    ).out.split()
+    assert got == ["same"], f"the guest reads {got} after the batch swap-in (copy {copy})"
+    answer = vm.release_tier()
+    assert int(answer["released"]) == run.count, answer
+    wait_free(host, range(run.first, run.first + run.count))
+    print(
+        f"[nested] a write after the last copy pass: {copy.recopied} chunk(s) copied again with the vCPUs held "
+        f"{copy.held_s:.3f} s; the guest reads its write from the copy"
+    )
+
+
 def test_a_device_reset_keeps_a_running_vms_tier(host: Host) -> None:
     """Issue 15 item 3: a function reset of the tracker frees every chunk without a scrub
     (spec 7), but memory keeps its content and the running VM keeps its mapping. The VM's

@@ -369,6 +369,8 @@ class TierCopy:
     revoke_s: float  # the qom-set x-revoked-copy calls (QEMU maps the copy)
     where: str  # the copy's file system: /dev/hugepages, or /dev/shm without huge pages
     host_s: float  # the host's part, from before the copy to after the revocation
+    held_s: float = 0.0  # the vCPUs held (x-revoke-hold): the final pass and the remap
+    recopied: int = 0  # chunks the final pass copied again (written after the copy's last pass)
 
 
 class PoolError(GuestError):
@@ -964,7 +966,7 @@ class NestedVm:
         self.run(f"mkswap {dev} >/dev/null && cxlt-swapon -p {t.priority} {dev}", timeout=120)
         return dev
 
-    def tier_to_ram(self, where: str | None = None) -> TierCopy:
+    def tier_to_ram(self, where: str | None = None, after_copy: Callable[[], None] | None = None) -> TierCopy:
         """MemFlex's batch swap-in, driven by the host (docs/swap-design.md section 5): the pool
         has the device copy every chunk of the tier into L1's RAM by DMA (CHUNK_COPY, `copy`
         request: a file on hugetlbfs, Host.hugepages), each run's backend is revoked with that
@@ -972,15 +974,19 @@ class NestedVm:
         closed): the guest's tier now reads at memory speed, and the chunks can go back to the
         pool (release_tier).
 
-        No write of the guest may fall between a chunk's copy and the revocation. The caller has
-        stopped the guest's writes to the tier (its only swapping cgroup's memory.swap.max = 0,
-        or a swapoff begun); the VM runs on. The pool clears the run's dirty bits before the
-        copy and copies again every chunk written during a pass; the device's dirty bits of the
-        run must still be clear after the revocation (nothing written after the pool's last
-        pass), else PoolError.
+        The VM runs on during the copy: the pool clears the run's dirty bits before it and copies
+        again every chunk written during a pass. A guest write after the last pass would be lost
+        when the copy is mapped, so the vCPUs are then held (`x-revoke-hold`, QEMU patch 0010:
+        the vCPUs only, not a stop of the VM), the pool copies again the chunks written since
+        its last pass (`recopy`, the final pass), and each backend's revocation lets them go. The
+        device's dirty bits of the run must still be clear after the revocation (nothing
+        written after the final pass), else PoolError. A caller that stops the guest's writes to
+        the tier first (its only swapping cgroup's memory.swap.max = 0) only makes the copy's
+        passes fewer.
 
         `where`: the directory for the copies (Host.hugepages, which a caller that times this
-        calls before; by default here)."""
+        calls before; by default here). `after_copy`: called between the copy and the hold (a
+        test's write into that window)."""
         pool = self.host.pool
         if not self.tier_live or pool is None or pool.dead or self.qmp is None:
             raise PoolError(f"L2 VM {self.spec.name} has no tier on the device to take to RAM")
@@ -989,7 +995,7 @@ class NestedVm:
         live = list(self.tier_live.items())
         paths = {name: f"{where}/tiercopy-{self.spec.name}-{name}" for name, _ in live}
         steps: dict[str, float] = {}
-        totals = {"ms": 0.0, "bytes": 0, "passes": 0}
+        totals = {"ms": 0.0, "bytes": 0, "passes": 0, "recopied": 0}
 
         def timed(step: str, fn: Callable[[], Any]) -> Any:
             t0 = time.monotonic()
@@ -998,17 +1004,35 @@ class NestedVm:
             finally:
                 steps[step] = steps.get(step, 0.0) + time.monotonic() - t0
 
-        def copy(name: str, run: TierRun) -> None:
-            a = pool.ask(f"copy {self.spec.name} {run.first} {run.count} {paths[name]}")
+        def copy(name: str, run: TierRun, request: str = "copy") -> None:
+            a = pool.ask(f"{request} {self.spec.name} {run.first} {run.count} {paths[name]}")
             totals["ms"] += float(a["ms"])
-            totals["bytes"] += int(a["bytes"])
-            totals["passes"] = max(totals["passes"], int(a["passes"]))
+            if request == "copy":
+                totals["bytes"] += int(a["bytes"])
+                totals["passes"] = max(totals["passes"], int(a["passes"]))
+            else:
+                totals["recopied"] += int(a["chunks"])
 
         h1 = time.monotonic()
         for name, run in live:
             timed("copy", functools.partial(copy, name, run))
+        if after_copy is not None:
+            after_copy()
+        held = time.monotonic()
+        try:
+            for name, _ in live:
+                self._hold(name, True)
+            for name, run in live:
+                timed("final pass", functools.partial(copy, name, run, "recopy"))
+        except BaseException:
+            self._let_go(name for name, _ in live)  # the VM goes on with its device tier
+            raise
         for name, _ in live:
-            timed("remap", functools.partial(self._revoke_with_copy, name, paths[name]))
+            try:
+                timed("remap", functools.partial(self._revoke_with_copy, name, paths[name]))
+            except BaseException:
+                self._let_go(other for other, _ in live)  # the failed revocation let its own go
+                raise
             del self.tier_live[name]
         h2 = time.monotonic()
         # QEMU's mapping keeps the pages (the VM's alone now); the names are not needed
@@ -1020,17 +1044,39 @@ class NestedVm:
             written += int(out.split()[-1])
         print(
             f"[nested] {self.spec.name}: tier to RAM: {', '.join(f'{k} {v:.3f} s' for k, v in steps.items())}"
-            f"; copy passes {totals['passes']}"
+            f"; copy passes {totals['passes']}, vCPUs held {h2 - held:.3f} s, "
+            f"chunks copied again {totals['recopied']}"
         )
         if written:
             raise PoolError(
                 f"L2 VM {self.spec.name}: {written} pages of its tier were written after the pool's last copy pass"
             )
-        return TierCopy(int(totals["bytes"]), totals["ms"] / 1000, steps.get("remap", 0.0), where, h2 - h1)
+        return TierCopy(
+            int(totals["bytes"]),
+            totals["ms"] / 1000,
+            steps.get("remap", 0.0),
+            where,
+            h2 - h1,
+            h2 - held,
+            int(totals["recopied"]),
+        )
 
     def _revoke_with_copy(self, name: str, path: str) -> None:
         assert self.qmp is not None
         self.qmp.command("qom-set", path=f"/objects/{name}", property="x-revoked-copy", value=path)
+
+    def _let_go(self, names: Iterable[str]) -> None:
+        """Release the holds of backends `names` after a failure, as far as QEMU still answers
+        (the failure that got here is the one to report)."""
+        for name in names:
+            with contextlib.suppress(Exception):
+                self._hold(name, False)
+
+    def _hold(self, name: str, on: bool) -> None:
+        """x-revoke-hold of tier backend `name`: the vCPUs held until its revocation (QEMU patch
+        0010); False lets them go without one."""
+        assert self.qmp is not None
+        self.qmp.command("qom-set", path=f"/objects/{name}", property="x-revoke-hold", value=on)
 
     def _give_back_tier(self) -> None:
         """Release the tier's chunks (after the VM's QEMU exited); `tier_released` keeps the
