@@ -17,8 +17,14 @@ device's chunks, which the L1 host's pool manager (cxlt-pool) hands out and take
    chunks back while it runs (the pool's release, scrubbed by the device) and, for the next
    round, gets a fresh tier on the device (a new run hot-plugged: the old one is RAM now).
 3. Several VMs (3 by default) with tiers from one pool smaller than their swap traffic: each
-   swaps more than its tier holds, the disk swap area below it takes the rest (the guest's own
-   hybrid overflow); every VM verifies every word; the VMs exit and the pool releases their runs.
+   swaps more than its tier holds and the disk swap area takes the rest, by MemFlex's rule
+   (`--hybrid-overflow lru`, the default: the tier is a dm-writecache in front of the disk,
+   which sends its least recently written blocks to the disk when it fills, SwapTier overflow
+   "lru") or by the guest's swap priorities (`priority`: the tier first, the newest pages to
+   the disk once it is full). Where each page of the workload lies is read back from the tier
+   and the disk (cxlt-pagefind): the pages on each, and those on disk newer than the oldest page
+   only the tier holds (few under the LRU rule, most under priorities). Every VM verifies every
+   word; the VMs exit and the pool releases their runs.
 
 Isolation violations, summed over every VM of the run: pages of a fresh tier the VM read not
 zero before its mkswap (cxlt-daxcount on /dev/pmem0 in the guest), pages a workload found
@@ -53,11 +59,13 @@ from cxltrack.harness.swaptier import (
     Verified,
     check_released,
     disk_area,
+    fill_pages_in,
     memory_cgroup,
     memtest_done,
     recovery_round,
     settled,
     start_memtest,
+    swap_disk,
     swap_on,
     swapin_round,
     tier_on,
@@ -166,7 +174,8 @@ def several_vms(host: Host, args: argparse.Namespace) -> list[dict[str, Any]]:
     vms: list[NestedVm] = []
     try:
         for i in range(args.vms):
-            spec = VmSpec(f"vm{i + 1}", swap_tier=SwapTier(args.hybrid_chunks, disk_swap=64 * MiB, check_fresh=True))
+            tier = SwapTier(args.hybrid_chunks, disk_swap=64 * MiB, check_fresh=True, overflow=args.hybrid_overflow)
+            spec = VmSpec(f"vm{i + 1}", swap_tier=tier)
             vms.append(host.start_vm(spec))
             log(f"{spec.name}: tier {vms[-1].tier}, fresh non-zero pages {vms[-1].tier_fresh_nonzero}")
         limit, fill = args.limit_mib * MiB, args.hybrid_fill_mib * MiB
@@ -177,12 +186,12 @@ def several_vms(host: Host, args: argparse.Namespace) -> list[dict[str, Any]]:
             start_memtest(vm, fill, 200 + i, go, out)
         for vm in vms:
             settled(vm, out)
-        swapped = [{d: u for d, (_, u, _) in vm.swaps().items()} for vm in vms]
+        placed = [placement(vm, 200 + i) for i, vm in enumerate(vms)]
         for vm in vms:
             vm.run(f"echo max > /sys/fs/cgroup/tier/memory.max; touch {go}")
         verified = [Verified.parse(memtest_done(vm, out), fill, 200 + i) for i, vm in enumerate(vms)]
         results = []
-        for vm, sw, v in zip(vms, swapped, verified, strict=True):
+        for vm, place, v in zip(vms, placed, verified, strict=True):
             run = vm.tier
             assert run is not None
             fresh = vm.tier_fresh_nonzero
@@ -194,7 +203,8 @@ def several_vms(host: Host, args: argparse.Namespace) -> list[dict[str, Any]]:
                     "run": f"{run.first}+{run.count}",
                     "owner": run.owner,
                     "fresh_nonzero": fresh,
-                    "swapped_kib": sw,
+                    "overflow": args.hybrid_overflow,
+                    **place,
                     "ok": v.ok,
                     "bad_pages": v.bad_pages,
                     "released": rel.answer["released"],
@@ -207,6 +217,26 @@ def several_vms(host: Host, args: argparse.Namespace) -> list[dict[str, Any]]:
     finally:
         for vm in vms:
             vm.shutdown()
+
+
+def placement(vm: NestedVm, seed: int) -> dict[str, Any]:
+    """Where the pages of `vm`'s waiting workload (cxl-memtest with `seed`) lie: `swapped_kib`
+    per area (the tier's only the pages it alone holds: a block dm-writecache wrote back stays
+    in the tier's memory until reused), the pages on disk newer than the oldest page the tier
+    alone holds (the workload writes its pages in order and the guest's reclaim takes the
+    oldest first, so the LRU rule leaves few), and, under the LRU rule, dm-writecache's
+    counters."""
+    disk = swap_disk(vm)
+    on_disk = fill_pages_in(vm, seed, disk)
+    tier_only = sorted(set(fill_pages_in(vm, seed, TIER)) - set(on_disk))
+    newer = sum(1 for p in on_disk if tier_only and p > tier_only[0])
+    return {
+        "swapped_kib": {TIER: len(tier_only) * 4, disk: len(on_disk) * 4},
+        "disk_pages": len(on_disk),
+        "disk_pages_newer_than_tier": newer,
+        "swaps_kib": {d: u for d, (_, u, _) in vm.swaps().items()},
+        "dm": vm.tier_dm_status() if vm.tier_dm is not None else None,
+    }
 
 
 def plot(swapins: list[SwapIn], recoveries: list[Recovery], hybrid: list[dict[str, Any]], path: Path) -> None:
@@ -259,6 +289,13 @@ def main(argv: list[str] | None = None) -> int:
     for flag, default, what in SIZES:
         ap.add_argument(flag, type=int, default=default, help=f"{what} (default {default})")
     ap.add_argument("--out", type=Path, default=out_dir() / "experiments-memflex")
+    ap.add_argument(
+        "--hybrid-overflow",
+        choices=("lru", "priority"),
+        default="lru",
+        help="step 3's rule for what goes to disk: the least recently written (dm-writecache) or what "
+        "comes after a full tier (swap priorities) (default lru)",
+    )
     args = ap.parse_args(argv)
     if not 0 <= args.vms <= 3 or args.fill_mib <= args.limit_mib or args.rounds < 1:
         ap.error("--vms 0..3 (the host has 4 VM slots), --fill-mib > --limit-mib, --rounds >= 1")
@@ -330,9 +367,11 @@ def main(argv: list[str] | None = None) -> int:
         )
     print(f"memflex recovery_swapoff_vs_fault={fault / swapoff:.2f} (the guest's swapoff of the tier)")
     for h in hybrid:
+        disk_kib = sum(k for d, k in h["swapped_kib"].items() if d != TIER)
         print(
-            f"memflex hybrid vm={h['vm']} run={h['run']} tier_kib={h['swapped_kib'].get(TIER, 0)} "
-            f"disk_kib={sum(k for d, k in h['swapped_kib'].items() if d != TIER)} ok={h['ok']}"
+            f"memflex hybrid vm={h['vm']} run={h['run']} overflow={h['overflow']} "
+            f"tier_kib={h['swapped_kib'].get(TIER, 0)} disk_kib={disk_kib} "
+            f"disk_pages_newer_than_tier={h['disk_pages_newer_than_tier']}/{h['disk_pages']} ok={h['ok']}"
         )
     print(f"memflex isolation {' '.join(f'{k}={v}' for k, v in violations.items())} unverified={unverified or '-'}")
     print(
