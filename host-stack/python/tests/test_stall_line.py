@@ -45,9 +45,11 @@ def test_rips_say_when_one_instruction_repeats() -> None:
 
 
 def test_the_line_holds_every_part_and_the_manager_only_when_read() -> None:
-    line = stall_line("vm-prevent", THREADS, KVM, {"prevent-exits": 3}, {"prevent-exits": 90}, ["RIP=5"], 3.04)
-    assert line.startswith("L2 vm-prevent while not answering: vCPU threads CPU 0/KVM R 4600t")
+    line = stall_line(
+        "vm-prevent", "running", THREADS, KVM, {"prevent-exits": 3}, {"prevent-exits": 90}, ["RIP=5"], 3.04
+    )
+    assert line.startswith("L2 vm-prevent while not answering: run state running; vCPU threads CPU 0/KVM R 4600t")
     assert "KVM in 2 s: exits+9000" in line
     assert "vCPU 0 RIP 5 (same in 1 samples)" in line
     assert line.endswith("memory manager in 3.0 s: prevent-exits+87")
-    assert "memory manager" not in stall_line("vm", THREADS, KVM, None, {"x": 1}, [], 1.0)
+    assert "memory manager" not in stall_line("vm", "internal-error", THREADS, KVM, None, {"x": 1}, [], 1.0)

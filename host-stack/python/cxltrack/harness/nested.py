@@ -1222,6 +1222,15 @@ class NestedVm:
             out.append(" ".join(f"{k}={found.get(k, '?')}" for k in keys))
         return out
 
+    def _run_state(self) -> str:
+        """QEMU's run state of the VM (query-status), for the diagnostics."""
+        if self.qmp is None:
+            return "(no monitor)"
+        try:
+            return str(self.qmp.command("query-status").get("status", "?"))
+        except (OSError, GuestError, QmpError, TimeoutError) as exc:
+            return f"(no answer: {exc})"
+
     def hmp(self, line: str) -> str:
         if self.qmp is None:
             raise GuestError(f"L2 VM {self.spec.name} has no monitor")
@@ -1352,6 +1361,7 @@ class NestedVm:
         report = first_report(console)
         summary = stall_line(
             self.spec.name,
+            self._run_state(),
             threads,
             kvm,
             before if isinstance(before, dict) else None,

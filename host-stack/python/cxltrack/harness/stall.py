@@ -50,6 +50,7 @@ def rips(places: Sequence[str]) -> str:
 
 def stall_line(
     name: str,
+    status: str,
     threads: Sequence[str],
     kvm: Sequence[str],
     before: Mapping[str, int] | None,
@@ -57,10 +58,11 @@ def stall_line(
     places: Sequence[str],
     seconds: float,
 ) -> str:
-    """What VM `name` did while it was looked at for `seconds`: its vCPU threads, the KVM and
+    """What VM `name` did while it was looked at for `seconds`: its run state (QMP query-status:
+    a VM QEMU stopped on an error is `internal-error`, not slow), its vCPU threads, the KVM and
     memory-manager counters that moved, and where vCPU 0 was."""
     line = (
-        f"L2 {name} while not answering: vCPU threads {vcpu_threads(threads)}; "
+        f"L2 {name} while not answering: run state {status}; vCPU threads {vcpu_threads(threads)}; "
         f"KVM in 2 s: {kvm_moved(kvm)}; vCPU 0 RIP {rips(places)}"
     )
     if before is not None and after is not None:
