@@ -142,6 +142,14 @@ enum {
 #define F_STALE 1   /* a disk read that covers it whole is in flight */
 #define F_SOURCE 2  /* a disk write reads it */
 #define F_MERGING 4 /* flagged, its content in place, being unflagged */
+/*
+ * Brought back for a vCPU's access: not evicted again before the guest
+ * touched it (or WANTED_PERIODS passed), else the vCPU's access could find
+ * it flagged once more and fail (a memory-fault exit then stops the VM)
+ */
+#define F_WANTED 8
+#define F_FLAGGING 16 /* being flagged: KVM may flag it before flagged[] */
+#define WANTED_PERIODS 4
 #define NO_DPA UINT64_MAX
 #define NO_PAGE UINT32_MAX
 #define NO_BLOCK UINT64_MAX
@@ -557,20 +565,32 @@ static bool prevent_resolve(CxltrackSwapMapper *s, uint32_t p)
 {
     CxltrackMemoryManager *mm = s->mm;
 
-    if (!mm->flagged[p]) {
-        return true;
-    }
-    if (!(mm->flags[p] & F_MERGING)) {
-        if (mm->state[p] == PG_RESIDENT) {
-            prevent_queue(s, p);    /* an unflag that failed: again */
-        } else if (!prevent_bring_back(s, p, false, false)) {
-            return false;
-        }
-    }
-    while (mm->flags[p] & F_MERGING) {
+    while (mm->flags[p] & F_FLAGGING) {
         qemu_cond_wait(&mm->merged, &s->lock);
     }
-    return !mm->flagged[p];
+    /*
+     * A loop: the scan thread may have flagged and evicted the page again
+     * between its merge and this thread's wake-up (it was a victim picked
+     * before the access); F_WANTED keeps it from doing so a second time.
+     */
+    while (mm->flagged[p]) {
+        if (!(mm->flags[p] & F_MERGING)) {
+            if (mm->state[p] == PG_RESIDENT) {
+                prevent_queue(s, p);    /* an unflag that failed: again */
+            } else if (!prevent_bring_back(s, p, false, false)) {
+                return false;
+            }
+        }
+        mm->flags[p] |= F_WANTED;
+        while (mm->flags[p] & F_MERGING) {
+            qemu_cond_wait(&mm->merged, &s->lock);
+        }
+        if (mm->flagged[p] && mm->state[p] == PG_RESIDENT) {
+            return false;   /* the unflag failed: the next exit tries again */
+        }
+    }
+    mm->flags[p] |= F_WANTED;
+    return true;
 }
 
 /*
@@ -588,9 +608,13 @@ static bool prevent_flag(CxltrackSwapMapper *s, uint32_t p)
         return false;
     }
     mm->nflagged++;
+    mm->flags[p] |= F_FLAGGING;
     qemu_mutex_unlock(&s->lock);
     ret = prevent_ioctl(s, p, true);
     qemu_mutex_lock(&s->lock);
+    /* a vCPU exit on it waits for this, not spins through KVM meanwhile */
+    mm->flags[p] &= ~F_FLAGGING;
+    qemu_cond_broadcast(&mm->merged);
     if (ret < 0) {
         mm->nflagged--;
         warn_report_once("cxltrack memory manager: cannot flag gpa 0x%"
@@ -763,7 +787,8 @@ static bool guest_access(void *opaque, uint64_t gpa, uint64_t size)
         uint32_t gen = qatomic_read(&mm->flag_gen[p]);
         bool full;
 
-        if (!qatomic_read(&mm->flagged[p])) {
+        if (!qatomic_read(&mm->flagged[p]) &&
+            !(qatomic_read(&mm->flags[p]) & F_FLAGGING)) {
             continue;
         }
         /*
@@ -775,7 +800,7 @@ static bool guest_access(void *opaque, uint64_t gpa, uint64_t size)
                st.state == KVM_PREVENT_PAGE_FULL &&
                !(st.events & KVM_PREVENT_EV_LOST);
         qemu_mutex_lock(&s->lock);
-        if (mm->flagged[p]) {
+        if (mm->flagged[p] || (mm->flags[p] & F_FLAGGING)) {
             s->mms.prevent_exits++;
             /* (unflagged and flagged again meanwhile: the answer is old) */
             if (full && mm->flag_gen[p] == gen &&
@@ -1021,8 +1046,12 @@ static void age_pages(CxltrackSwapMapper *s)
         }
         if (d < mm->harvest_count && (mm->bitmap[d / 8] >> (d % 8)) & 1) {
             mm->age[p] = 0;
+            mm->flags[p] &= ~F_WANTED;  /* the guest has it */
         } else if (mm->age[p] < UINT8_MAX) {
             mm->age[p]++;
+        }
+        if (mm->age[p] >= WANTED_PERIODS) {
+            mm->flags[p] &= ~F_WANTED;
         }
     }
     /* pages the kernel moved (compaction, NUMA) get their new device page */
@@ -1034,6 +1063,13 @@ static void age_pages(CxltrackSwapMapper *s)
     }
 }
 
+/* A resident page the scan may evict now (see F_WANTED) */
+static bool evictable(CxltrackMemoryManager *mm, uint64_t p)
+{
+    return mm->state[p] == PG_RESIDENT && !mm->flagged[p] &&
+           !(mm->flags[p] & (F_WANTED | F_FLAGGING));
+}
+
 /* The @need oldest resident pages into mm->victims; how many. */
 static uint64_t pick_victims(CxltrackSwapMapper *s, uint64_t need)
 {
@@ -1043,7 +1079,7 @@ static uint64_t pick_victims(CxltrackSwapMapper *s, uint64_t need)
     int t;
 
     for (p = 0; p < mm->npages; p++) {
-        if (mm->state[p] == PG_RESIDENT) {
+        if (evictable(mm, p)) {
             hist[mm->age[p]]++;
         }
     }
@@ -1052,12 +1088,12 @@ static uint64_t pick_victims(CxltrackSwapMapper *s, uint64_t need)
         above += hist[t];
     }
     for (p = 0; p < mm->npages && n < need; p++) {
-        if (mm->state[p] == PG_RESIDENT && mm->age[p] > t) {
+        if (evictable(mm, p) && mm->age[p] > t) {
             mm->victims[n++] = p;
         }
     }
     for (p = 0; p < mm->npages && n < need; p++) {
-        if (mm->state[p] == PG_RESIDENT && mm->age[p] == t) {
+        if (evictable(mm, p) && mm->age[p] == t) {
             mm->victims[n++] = p;
         }
     }
@@ -1102,8 +1138,8 @@ static void *scan_thread(void *opaque)
             uint32_t p = mm->victims[i];
             bool flagged;
 
-            if (mm->flagged[p]) {
-                continue;   /* being unflagged */
+            if (!evictable(mm, p)) {
+                continue;   /* changed while the lock was let go */
             }
             /* flagged first: KVM needs the page present to flag it */
             flagged = prevent_flag(s, p);
