@@ -42,6 +42,8 @@ def test_rips_say_when_one_instruction_repeats() -> None:
     assert rips(same) == "ffffffff81000010 (same in 3 samples)"
     assert rips(["RIP=1 CR2=0", "RIP=2 CR2=0"]) == "1 2"
     assert rips(["(no answer: timeout)"]) == "not sampled"
+    insns = "instructions at RIP: 0xffffffff81000010:  movl %eax, (%rdx) | 0xffffffff81000012:  ret"
+    assert rips([*same, insns]) == "ffffffff81000010 (same in 3 samples): 0xffffffff81000010:  movl %eax, (%rdx)"
 
 
 def test_the_line_holds_every_part_and_the_manager_only_when_read() -> None:

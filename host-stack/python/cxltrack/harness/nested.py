@@ -47,7 +47,7 @@ from .kernlog import first_report
 from .lockup import LockupWatch, in_own_module
 from .pins import cache_dir
 from .qmp import Qmp, QmpError
-from .stall import stall_line
+from .stall import INSNS, stall_line
 from .topology import Topology
 from .vm import TCG_CPU, Vm, VmConfig
 
@@ -1220,6 +1220,12 @@ class NestedVm:
                 return [*out, f"(no answer: {exc})"]
             found = dict(re.findall(r"\b(RIP|CR2|CR3|CPL)=(\S+)", regs))
             out.append(" ".join(f"{k}={found.get(k, '?')}" for k in keys))
+        # ... and the instructions there (an L2 stuck in KVM's emulation of one instruction:
+        # which one, docs/harness.md)
+        try:
+            out.append(INSNS + " | ".join(self.hmp("x/3i $pc").strip().splitlines()))
+        except (OSError, GuestError, QmpError, TimeoutError) as exc:
+            out.append(f"(instructions not read: {exc})")
         return out
 
     def _run_state(self) -> str:

@@ -40,12 +40,19 @@ def counters_moved(before: Mapping[str, int], after: Mapping[str, int]) -> str:
     return " ".join(moved) if moved else "nothing moved"
 
 
+# The line of NestedVm._vcpu_places() with the instructions at vCPU 0's RIP (HMP x/3i $pc)
+INSNS = "instructions at RIP: "
+
+
 def rips(places: Sequence[str]) -> str:
-    """vCPU 0's RIPs of the samples, `same` when they are one (a loop on one instruction)."""
+    """vCPU 0's RIPs of the samples, `same` when they are one (a loop on one instruction), and
+    the instruction at the last one if it was read."""
     found = [m.group(1) for m in (re.search(r"RIP=(\S+)", p) for p in places) if m]
     if not found:
         return "not sampled"
-    return f"{found[0]} (same in {len(found)} samples)" if len(set(found)) == 1 else " ".join(found)
+    at = [p.removeprefix(INSNS).split(" | ")[0] for p in places if p.startswith(INSNS)]
+    where = f"{found[0]} (same in {len(found)} samples)" if len(set(found)) == 1 else " ".join(found)
+    return where + (f": {at[0].strip()}" if at else "")
 
 
 def stall_line(
