@@ -1024,16 +1024,15 @@ class NestedVm:
                 self._hold(name, True)
             for name, run in live:
                 timed("final pass", functools.partial(copy, name, run, "recopy"))
-        except BaseException:
-            self._let_go(name for name, _ in live)  # the VM goes on with its device tier
-            raise
-        for name, _ in live:
-            try:
+            for name, _ in live:
                 timed("remap", functools.partial(self._revoke_with_copy, name, paths[name]))
-            except BaseException:
-                self._let_go(other for other, _ in live)  # the failed revocation let its own go
-                raise
-            del self.tier_live[name]
+                del self.tier_live[name]
+        except BaseException:
+            # the VM goes on with what is not revoked yet (a revocation, failed or not, let its own go)
+            for name, _ in live:
+                with contextlib.suppress(Exception):
+                    self._hold(name, False)
+            raise
         h2 = time.monotonic()
         # QEMU's mapping keeps the pages (the VM's alone now); the names are not needed
         self.host.run(f"rm -f {' '.join(paths.values())}", check=False)
@@ -1064,13 +1063,6 @@ class NestedVm:
     def _revoke_with_copy(self, name: str, path: str) -> None:
         assert self.qmp is not None
         self.qmp.command("qom-set", path=f"/objects/{name}", property="x-revoked-copy", value=path)
-
-    def _let_go(self, names: Iterable[str]) -> None:
-        """Release the holds of backends `names` after a failure, as far as QEMU still answers
-        (the failure that got here is the one to report)."""
-        for name in names:
-            with contextlib.suppress(Exception):
-                self._hold(name, False)
 
     def _hold(self, name: str, on: bool) -> None:
         """x-revoke-hold of tier backend `name`: the vCPUs held until its revocation (QEMU patch
