@@ -49,7 +49,7 @@ from .pins import cache_dir
 from .qmp import Qmp, QmpError
 from .stall import INSNS, stall_line
 from .topology import Topology
-from .vm import TCG_CPU, Vm, VmConfig
+from .vm import TCG_CPU, Vm, VmConfig, machine_lost_to_platform
 
 MiB = 1 << 20
 # The VM's kernel adds hotplugged memory in memory blocks (128 MiB on x86-64 below 64 GiB):
@@ -1510,8 +1510,9 @@ class Host:
 
     def wedge_report(self) -> str | None:
         """Why the host cannot answer any more, if the platform lost it: a CPU reported stuck
-        on its console outside the project's modules, or a vCPU QEMU sees wedged (checked from
-        the caller's thread)."""
+        on its console outside the project's modules, a vCPU QEMU sees wedged (checked from
+        the caller's thread), or L0's QEMU aborted in its TCG core or logged a triple fault of a
+        host whose kernel said nothing (vm.machine_lost_to_platform)."""
         if self.stuck is None:
             report = self.watch.poll()
             if report is not None:
@@ -1520,6 +1521,12 @@ class Host:
             stuck = self.vm.stuck_vcpus()
             if stuck:
                 self.wedged = "; ".join(s.describe() for s in stuck)
+        if self.wedged is None and self.stuck is None:
+            # a host gone silently: the agent's and QMP's sockets closed under the test
+            # (CI of b415674: "agent channel unusable: [Errno 32] Broken pipe")
+            self.wedged = machine_lost_to_platform(
+                self.vm.qemu_log_text(), self.vm.debug_log_text(), bool(first_report(self.vm.console_text()))
+            )
         return self.wedged
 
     @classmethod
@@ -1733,7 +1740,11 @@ def boot_host(
     # CXLTRACK_HOST_APPEND: extra kernel arguments for every host, for debugging (e.g.
     # page_poison=1: the host's kernel checks every freed page for writes when it is reused).
     append = os.environ.get("CXLTRACK_HOST_APPEND", "")
-    vm = Vm(Host.config(qemu, image, topology, workdir, append=append, memory=memory))
+    cfg = Host.config(qemu, image, topology, workdir, append=append, memory=memory)
+    # CXLTRACK_HOST_TCG=single: the host's vCPUs in one TCG thread (VmConfig.tcg_single_thread),
+    # to tell a multi-threaded TCG race from the code under test (docs/harness.md).
+    cfg.tcg_single_thread = os.environ.get("CXLTRACK_HOST_TCG") == "single"
+    vm = Vm(cfg)
     vm.start()
     host = Host(vm, image, region)
     try:

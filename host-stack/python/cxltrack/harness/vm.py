@@ -115,6 +115,23 @@ def upstream_abort(qemu_log: str) -> str | None:
     return None
 
 
+# What QEMU's -d cpu_reset log says when a guest triple-faults outside SVM's guest mode (target/
+# i386/tcg/excp_helper.c); with -no-reboot QEMU then exits, and its sockets close under the harness.
+TRIPLE_FAULT = "Triple fault"
+
+
+def machine_lost_to_platform(qemu_log: str, debug_log: str, kernel_report: bool) -> str | None:
+    """Why a machine that stopped answering mid-test was lost to the emulator, or None: QEMU aborted in its
+    TCG core (UPSTREAM_ABORTS), or the guest triple-faulted while its kernel said nothing on the console
+    (`kernel_report` False). A triple fault after a kernel report (a panic, an oops) is that report's."""
+    abort = upstream_abort(qemu_log)
+    if abort is not None:
+        return f"QEMU aborted: {abort} (the platform: a race in QEMU's TCG core)"
+    if TRIPLE_FAULT in debug_log and not kernel_report:
+        return "the guest triple-faulted with nothing on its console (the platform: TCG)"
+    return None
+
+
 def boot_patch_trap(console: str) -> str | None:
     """The kernel's `Oops: int3` line if its console shows one before it ran its init: a vCPU hit the
     breakpoint another vCPU left at a site it was patching (jump labels, e.g. at "sched_clock: Marking
@@ -193,6 +210,12 @@ class Vm:
             return self.debug_log.read_text(errors="replace").count("CPU Reset")
         except OSError:
             return 0
+
+    def debug_log_text(self) -> str:
+        try:
+            return self.debug_log.read_text(errors="replace")
+        except OSError:
+            return ""
 
     @property
     def console_log(self) -> Path:
@@ -378,7 +401,8 @@ class Vm:
                 vcpus = f"--- vCPUs ---\n(state unavailable: {exc})\n"
         return (
             f"QEMU {'running' if rc is None else f'exit status {rc}'}, {self.cpu_resets()} CPU resets logged "
-            f"({self.resets_at_ready if self.resets_at_ready is not None else '?'} when the guest was ready); "
+            f"({self.resets_at_ready if self.resets_at_ready is not None else '?'} when the guest was ready)"
+            f"{', a triple fault logged' if TRIPLE_FAULT in self.debug_log_text() else ''}; "
             f"logs in {self.cfg.workdir}\n"
             + vcpus
             + "--- qemu.log (tail) ---\n"
