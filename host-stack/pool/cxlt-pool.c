@@ -34,6 +34,11 @@
  *                         write reached the run during this pass: the VM was not held.
  *                         The caller then maps the copy and lets the vCPUs go, so no
  *                         write falls between the copy and the mapping)
+ *   shrink VM FIRST N     ok vm=VM owner=O released=N scrub_ms=T lost=L chunks=K
+ *                         (the VM's chunks FIRST..FIRST+N-1 released and scrubbed,
+ *                         the VM keeps its other K; an error, and nothing released,
+ *                         if any of them is not the VM's. Its QEMU must no longer map
+ *                         them: NestedVm.shrink_tier revokes the device first)
  *   release VM            ok vm=VM owner=O released=N scrub_ms=T lost=L
  *                         (released, scrubbed by the device, VM forgotten; L chunks a
  *                         reset took from it went back to the pool unreleased)
@@ -570,6 +575,40 @@ static int do_release(struct pool *p, struct vm *vm, char *out, size_t len)
 	return 0;
 }
 
+/*
+ * Give back part of a VM's chunks while it keeps the rest (the tier shrinks
+ * by one of its devices: the guest swapped it off and its QEMU revoked it).
+ * Every chunk of FIRST..FIRST+N-1 must be this VM's, else nothing is released.
+ */
+static int do_shrink(struct pool *p, struct vm *vm, unsigned int first, unsigned int n,
+		     char *out, size_t len)
+{
+	int idx = (int)(vm - p->vms);
+	int which[64];
+	unsigned int released, lost = 0, left = 0;
+	double ms = 0;
+
+	take_events(p, 0);	/* a reset not yet audited */
+	if (first < p->first || first - p->first > p->count || n > p->count - (first - p->first))
+		return reply(out, len, "error shrink: chunks %u..%u are not all in the pool (%u..%u)",
+			     first, first + n - 1, p->first, p->first + p->count - 1);
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned int c = first - p->first + i;
+
+		if (p->holder[c] != idx)
+			return reply(out, len, "error shrink: chunk %u is not vm %s's", first + i,
+				     vm->name);
+		which[i] = (int)c;
+		lost += p->lost[c];
+	}
+	if (release_run(p, vm->owner, which, n, &released, &ms, out, len))
+		return 0;
+	for (unsigned int i = 0; i < p->count; i++)
+		left += p->holder[i] == idx;
+	return reply(out, len, "ok vm=%s owner=%u released=%u scrub_ms=%.0f lost=%u chunks=%u",
+		     vm->name, vm->owner, released, ms, lost, left);
+}
+
 static void handle(struct pool *p, char *line, char *out, size_t len)
 {
 	char *argv[5];
@@ -586,7 +625,7 @@ static void handle(struct pool *p, char *line, char *out, size_t len)
 		argv[argc++] = w;
 	}
 	if (!argc) {
-		reply(out, len, "error empty request (ping, open, grow, list, release)");
+		reply(out, len, "error empty request (ping, open, grow, list, shrink, release)");
 		return;
 	}
 	if (!strcmp(argv[0], "ping") && argc == 1) {
@@ -628,6 +667,17 @@ static void handle(struct pool *p, char *line, char *out, size_t len)
 				argv[0][0] == 'r', out, len);
 		return;
 	}
+	if (!strcmp(argv[0], "shrink") && argc == 4) {
+		vm = find_vm(p, argv[1]);
+		if (!vm)
+			reply(out, len, "error no vm %s (open it first)", argv[1]);
+		else if (parse_uint(argv[2], UINT32_MAX, &first) || parse_uint(argv[3], 64, &n) || !n)
+			reply(out, len, "error shrink: bad FIRST '%s' or N '%s' (1..64)", argv[2],
+			      argv[3]);
+		else
+			do_shrink(p, vm, (unsigned int)first, (unsigned int)n, out, len);
+		return;
+	}
 	if ((!strcmp(argv[0], "grow") && argc == 3) ||
 	    ((!strcmp(argv[0], "list") || !strcmp(argv[0], "release")) && argc == 2)) {
 		vm = find_vm(p, argv[1]);
@@ -646,7 +696,7 @@ static void handle(struct pool *p, char *line, char *out, size_t len)
 		return;
 	}
 	reply(out, len, "error bad request '%s' (ping | open VM | grow VM N | list VM | "
-	      "copy VM FIRST N PATH | release VM)",
+	      "copy VM FIRST N PATH | shrink VM FIRST N | release VM)",
 	      argv[0]);
 }
 

@@ -15,6 +15,7 @@ import pytest
 from cxltrack.harness.nested import Host, MiB, NestedVm, PoolError, SwapTier, VmSpec
 from cxltrack.harness.qmp import QmpError
 from cxltrack.harness.swaptier import (
+    CGROUP,
     Verified,
     _waiting,
     check_released,
@@ -234,6 +235,53 @@ def test_a_running_vms_tier_grows(host: Host) -> None:
     found = [nonzero_pages(host, run) for run in (run0, run1)]
     print(f"[nested] tier grown by {dev} (run {run1.first}+6): swap in use {used}; after the release {found} pages")
     assert found == [0, 0]
+
+
+def test_a_tier_shrinks_by_a_run_while_the_vm_keeps_the_rest(host: Host) -> None:
+    """(f) MemFlex's shrink when a VM gives pages back, by less than all of its tier: a VM whose
+    2-chunk tier grew by 6 swaps a waiting workload out to both devices, gets memory back, and
+    gives back the grown run alone (NestedVm.shrink_tier: the guest's swapoff of that device,
+    QEMU's revocation, the pool's `shrink`). The run's chunks are FREE and a hostile write to the
+    swapped-off device does not reach them; the VM keeps its first run, swaps to it again, and the
+    workload verifies every word. The first run cannot be shrunk (release_tier gives back all),
+    nor a run that is not the VM's."""
+    vm = host.start_vm(VmSpec("vm0", swap_tier=SwapTier(2, grow_ports=1)))
+    run0 = vm.tier
+    assert run0 is not None
+    dev = vm.grow_tier(6)
+    run1 = vm.tier_grown[0]
+    fill, seed = 20 * MiB, 71
+    out, go = _waiting(vm, 8 * MiB, fill, seed)
+    used = vm.swaps()
+    assert used["/dev/pmem0"][1] > 0 and used[dev][1] > 0, used
+    vm.run(f"echo max > {CGROUP}/memory.max")
+    shrunk = vm.shrink_tier(dev)
+    assert (shrunk["released"], shrunk["chunks"], shrunk["lost"]) == ("6", "2", "0"), shrunk
+    wait_free(host, range(run1.first, run1.first + run1.count), timeout=5)
+    assert owned_chunks(host, run0.owner) == list(range(run0.first, run0.first + 2))
+    assert dev not in vm.swaps() and "/dev/pmem0" in vm.swaps(), vm.swaps()
+    vm.run(f"touch {go}")
+    done = memtest_done(vm, out)
+    assert f"ok node 0 bytes={fill} seed={seed} " in done, done
+    fill_tier(vm, run1.size, dev)  # the guest may still write the device it swapped off
+    assert nonzero_pages(host, run1) == 0
+    with pytest.raises(PoolError, match="no run its tier grew by"):
+        vm.shrink_tier("/dev/pmem0")
+    pool = host.pool
+    assert pool is not None
+    with pytest.raises(PoolError, match=f"chunk {run1.first} is not vm vm0's"):
+        pool.ask(f"shrink vm0 {run1.first} 1")
+    with pytest.raises(PoolError, match="not all in the pool"):
+        pool.ask(f"shrink vm0 {pool.first + pool.count} 1")
+    small = 10 * MiB  # its 4 MiB tier takes what the 8 MiB cgroup does not hold
+    out, go = _waiting(vm, 8 * MiB, small, seed + 1)
+    assert vm.swaps()["/dev/pmem0"][1] > 0, vm.swaps()
+    vm.run(f"touch {go}")
+    again = Verified.parse(memtest_done(vm, out), small, seed + 1)
+    assert again.ok, again.text
+    vm.run("swapoff /dev/pmem0")
+    assert vm.release_tier()["released"] == "2"
+    print(f"[nested] tier shrunk by {dev} (run {run1.first}+6) with {used[dev][1]} KiB on it: {shrunk}")
 
 
 def test_an_exhausted_pool_overflows_to_disk(host: Host) -> None:

@@ -441,6 +441,11 @@ class Pool:
         dpa = int(a["dpa"], 0)
         return TierRun(vm, owner, int(a["first"]), int(a["count"]), dpa, int(a["bytes"]), dpa - self.host.dpa_base())
 
+    def shrink(self, vm: str, run: TierRun) -> dict[str, str]:
+        """Release the chunks of `run`, one of `vm`'s, and wait for their scrub; the VM keeps
+        its other chunks (the answer's `chunks`)."""
+        return self.ask(f"shrink {vm} {run.first} {run.count}")
+
     def release(self, vm: str) -> dict[str, str]:
         """Release every chunk of `vm` and wait for the device's scrub of each (SCRUB_DONE)."""
         return self.ask(f"release {vm}")
@@ -635,6 +640,7 @@ class NestedVm:
         self.tier_live: dict[str, TierRun] = {}
         self.tier_ports_used = 0
         self.tier_dev = "/dev/pmem0"  # the guest's block device of the current tier
+        self.tier_plugged: dict[str, str] = {}  # guest block device -> its QEMU object (_plug_run)
 
     # -- command line ------------------------------------------------------------
     def qemu_args(self) -> list[str]:
@@ -963,8 +969,35 @@ class NestedVm:
             timeout=120,
         ).out.split()
         dev = out[-1]
+        self.tier_plugged[dev] = f"tier{n}"
         self.run(f"mkswap {dev} >/dev/null && cxlt-swapon -p {t.priority} {dev}", timeout=120)
         return dev
+
+    def shrink_tier(self, dev: str) -> dict[str, str]:
+        """Give back one run the tier grew by (grow_tier), while the VM runs and keeps the rest:
+        the guest's `swapoff` of its device `dev` (the pages on it come back into the guest's
+        memory, or go to its other swap areas), then the VM's QEMU revokes the run's backend
+        (`x-revoked`, as release_tier: what the guest writes to `dev` afterwards stays in its
+        own QEMU's memory), then the pool's `shrink` releases and scrubs those chunks only. A
+        failed swapoff or revocation leaves the chunks the VM's. The pool's answer."""
+        pool = self.host.pool
+        obj = self.tier_plugged.get(dev)
+        run = self.tier_live.get(obj) if obj is not None else None
+        if run is None or run not in self.tier_grown or pool is None or pool.dead or self.qmp is None:
+            raise PoolError(f"L2 VM {self.spec.name}: {dev} is no run its tier grew by (release_tier gives back all)")
+        res = self.run(f"swapoff {dev}", check=False, timeout=600)
+        if not res.ok or dev in self.swaps():
+            raise PoolError(f"L2 VM {self.spec.name}: swapoff {dev} failed, chunks kept: {res.err.strip()}")
+        try:
+            self.qmp.command("qom-set", path=f"/objects/{obj}", property="x-revoked", value=True)
+            revoked = self.qmp.command("qom-get", path=f"/objects/{obj}", property="x-revoked")
+        except QmpError as exc:
+            raise PoolError(f"L2 VM {self.spec.name}: {obj}'s revocation failed, chunks kept: {exc}") from exc
+        if revoked is not True:
+            raise PoolError(f"L2 VM {self.spec.name}: {obj} is not revoked (x-revoked={revoked!r}), chunks kept")
+        del self.tier_live[obj], self.tier_plugged[dev]
+        self.tier_grown.remove(run)
+        return pool.shrink(self.spec.name, run)
 
     def tier_to_ram(self, where: str | None = None, after_copy: Callable[[], None] | None = None) -> TierCopy:
         """MemFlex's batch swap-in, driven by the host (docs/swap-design.md section 5): the pool
@@ -1080,7 +1113,7 @@ class NestedVm:
     def _hand_back(self, pool: Pool | None) -> dict[str, str] | None:
         """Forget the VM's runs (the first and every one grown since) and, with `pool`, release
         them there; the pool's answer, also in `tier_released`."""
-        self.tier, self.tier_grown, self.tier_live = None, [], {}
+        self.tier, self.tier_grown, self.tier_live, self.tier_plugged = None, [], {}, {}
         if pool is not None:
             self.tier_released = pool.release(self.spec.name)
         return self.tier_released
