@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from cxltrack.harness.stall import counters_moved, kvm_moved, rips, stall_line, vcpu_threads
+import shutil
+
+from cxltrack.harness.stall import counters_moved, decode, hmp_bytes, kvm_moved, rips, stall_line, vcpu_threads
 
 THREADS = [
     "tid 100 qemu-system-x86: S utime=5 stime=7 wchan=do_sys_poll",
@@ -55,3 +57,14 @@ def test_the_line_holds_every_part_and_the_manager_only_when_read() -> None:
     assert "vCPU 0 RIP 5 (same in 1 samples)" in line
     assert line.endswith("memory manager in 3.0 s: prevent-exits+87")
     assert "memory manager" not in stall_line("vm", "internal-error", THREADS, KVM, None, {"x": 1}, [], 1.0)
+
+
+def test_an_hmp_byte_dump_is_decoded() -> None:
+    dump = "ffffffffc0984b40: 0x89 0x02 0x0f 0x0b 0x90 0xc3\n"
+    code = hmp_bytes(dump)
+    assert code == bytes([0x89, 0x02, 0x0F, 0x0B, 0x90, 0xC3])
+    want = ["ffffffffc0984b40: mov %eax,(%rdx)", "ffffffffc0984b42: ud2", "ffffffffc0984b44: nop"]
+    if shutil.which("objdump") is None:  # binutils comes with gcc, which make test installs
+        want = ["ffffffffc0984b40: bytes 89 02 0f 0b 90 c3 (no objdump to decode them)"]
+    assert decode(0xFFFFFFFFC0984B40, code) == want
+    assert decode(0x10, b"") == ["(no bytes)"]

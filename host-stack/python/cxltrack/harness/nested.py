@@ -47,7 +47,7 @@ from .kernlog import first_report
 from .lockup import LockupWatch, in_own_module
 from .pins import cache_dir
 from .qmp import Qmp, QmpError
-from .stall import INSNS, stall_line
+from .stall import INSNS, decode, hmp_bytes, stall_line
 from .topology import Topology
 from .vm import TCG_CPU, Vm, VmConfig, machine_lost_to_platform
 
@@ -1247,8 +1247,10 @@ class NestedVm:
             out.append(" ".join(f"{k}={found.get(k, '?')}" for k in keys))
         # ... and the instructions there (an L2 stuck in KVM's emulation of one instruction:
         # which one, docs/harness.md)
+        rip = re.search(r"RIP=([0-9a-fA-F]+)", out[-1])
         try:
-            out.append(INSNS + " | ".join(self.hmp("x/3i $pc").strip().splitlines()))
+            code = hmp_bytes(self.hmp("x/16xb $pc"))
+            out.append(INSNS + " | ".join(decode(int(rip.group(1), 16) if rip else 0, code)))
         except (OSError, GuestError, QmpError, TimeoutError) as exc:
             out.append(f"(instructions not read: {exc})")
         return out

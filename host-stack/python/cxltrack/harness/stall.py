@@ -8,6 +8,9 @@ slow guest from a loop)."""
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 
 # `cxlt-vm threads`: "tid 123 CPU 0/KVM: R utime=10 stime=20 wchan=0"
@@ -40,8 +43,41 @@ def counters_moved(before: Mapping[str, int], after: Mapping[str, int]) -> str:
     return " ".join(moved) if moved else "nothing moved"
 
 
-# The line of NestedVm._vcpu_places() with the instructions at vCPU 0's RIP (HMP x/3i $pc)
+# The line of NestedVm._vcpu_places() with the instructions at vCPU 0's RIP (its bytes, HMP x/16xb
+# $pc, decoded here: the VM's QEMU in L1 is built without a disassembler, and its `x/3i` answers
+# "Asm output not supported on this arch")
 INSNS = "instructions at RIP: "
+HEX_BYTE = re.compile(r"\b0x([0-9a-fA-F]{2})\b")
+
+
+def hmp_bytes(dump: str) -> bytes:
+    """The bytes of an HMP `x/Nxb` dump ("ffffffffc0984b40: 0x89 0x02 ...", one line per 8)."""
+    return bytes(int(h, 16) for line in dump.splitlines() for h in HEX_BYTE.findall(line.partition(":")[2]))
+
+
+def decode(rip: int, code: bytes, count: int = 3) -> list[str]:
+    """The first `count` x86-64 instructions of `code` at address `rip` ("ffffffffc0984b40: mov
+    %eax,(%rdx)") by binutils' objdump, or the bytes in hex when there is no objdump."""
+    if not code:
+        return ["(no bytes)"]
+    objdump = shutil.which("objdump")
+    if objdump is None:
+        return [f"{rip:x}: bytes {code.hex(' ')} (no objdump to decode them)"]
+    with tempfile.NamedTemporaryFile(suffix=".bin") as f:  # objdump reads an ordinary file only
+        f.write(code)
+        f.flush()
+        res = subprocess.run(
+            [objdump, "-D", "-b", "binary", "-m", "i386:x86-64", f"--adjust-vma={rip:#x}", f.name],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    # "ffffffffc0984b40:\t89 02                \tmov    %eax,(%rdx)"
+    insns = [
+        ln.split("\t") for ln in res.stdout.decode(errors="replace").splitlines() if re.match(r"^\s*[0-9a-f]+:\t", ln)
+    ]
+    out = [f"{i[0].strip()} {' '.join(i[2].split())}" for i in insns if len(i) >= 3][:count]
+    return out or [f"{rip:x}: bytes {code.hex(' ')} (objdump: {res.stderr.decode(errors='replace').strip()[:80]})"]
 
 
 def rips(places: Sequence[str]) -> str:
