@@ -60,6 +60,7 @@ from cxltrack.harness.swaptier import (
     Verified,
     check_released,
     disk_area,
+    disk_pages,
     fill_pages_in,
     memory_cgroup,
     memtest_done,
@@ -228,7 +229,7 @@ def placement(vm: NestedVm, seed: int) -> dict[str, Any]:
     oldest first, so the LRU rule leaves few), and, under the LRU rule, dm-writecache's
     counters."""
     disk = swap_disk(vm)
-    on_disk = fill_pages_in(vm, seed, disk)
+    on_disk = disk_pages(vm, seed)
     tier_only = sorted(set(fill_pages_in(vm, seed, TIER)) - set(on_disk))
     newer = sum(1 for p in on_disk if tier_only and p > tier_only[0])
     return {

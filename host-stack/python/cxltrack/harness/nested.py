@@ -981,8 +981,8 @@ class NestedVm:
         own QEMU's memory), then the pool's `shrink` releases and scrubs those chunks only. A
         failed swapoff or revocation leaves the chunks the VM's. The pool's answer."""
         pool = self.host.pool
-        obj = self.tier_plugged.get(dev)
-        run = self.tier_live.get(obj) if obj is not None else None
+        obj = self.tier_plugged.get(dev, "")
+        run = self.tier_live.get(obj)
         if run is None or run not in self.tier_grown or pool is None or pool.dead or self.qmp is None:
             raise PoolError(f"L2 VM {self.spec.name}: {dev} is no run its tier grew by (release_tier gives back all)")
         res = self.run(f"swapoff {dev}", check=False, timeout=600)

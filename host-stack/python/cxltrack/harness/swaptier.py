@@ -133,16 +133,26 @@ class Verified:
         return cls(m is not None, int(bad.group(1)) if bad else 0, float(m.group(1)) if m else None, text)
 
 
-def fill_pages_in(vm: NestedVm, seed: int, dev: str) -> list[int]:
-    """The pages of the guest's `cxl-memtest node` fill with `seed` that block device `dev`
-    holds, in the order they lie there (cxlt-pagefind in the guest; the disk read with
-    O_DIRECT, as it is under a dm-writecache device)."""
-    lines = vm.run(f"cxlt-pagefind {seed} {dev}", timeout=300).out.splitlines()
+def fill_pages_in(where: NestedVm | Host, seed: int, dev: str) -> list[int]:
+    """The pages of a guest's `cxl-memtest node` fill with `seed` that `dev` holds, in the
+    order they lie there: cxlt-pagefind in `where`, a guest (a block device read with
+    O_DIRECT, as it is under a dm-writecache device) or the host (a VM's disk image:
+    disk_pages)."""
+    lines = where.run(f"cxlt-pagefind {seed} {dev}", timeout=300).out.splitlines()
     m = re.fullmatch(r"pages=(\d+) found=(\d+)", lines[0].strip()) if lines else None
     pages = [int(w) for w in (lines[1].split() if len(lines) > 1 else [])]
     if m is None or int(m.group(2)) != len(pages):
         raise GuestError(f"cxlt-pagefind {seed} {dev}: {lines[:1]}")
     return pages
+
+
+def disk_pages(vm: NestedVm, seed: int) -> list[int]:
+    """fill_pages_in of the VM's swap disk, read in the host from the disk's image file, which
+    the VM's QEMU writes through L1's page cache (-drive cache=writeback): the bytes the guest's
+    O_DIRECT read would get, without the guest's 16 384 virtio-blk requests for 64 MiB, each an
+    MMIO notify that L1's KVM emulates under TCG (no NRIPS or decode assists). The experiment's
+    three VMs lost their host to "corrupted stack end" during those reads (docs/harness.md)."""
+    return fill_pages_in(vm.host, seed, vm.swap_disk_path)
 
 
 def swap_disk(vm: NestedVm) -> str:
