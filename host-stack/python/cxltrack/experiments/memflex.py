@@ -297,8 +297,8 @@ def print_hybrid(hybrid: list[dict[str, Any]]) -> None:
 
 
 def only_hybrid(args: argparse.Namespace) -> int:
-    """Step 3 alone, on a host of its own: the quick way to the three-VM case (the L1 host lost
-    to "corrupted stack end" while cxlt-pagefind read a VM's disk, docs/harness.md)."""
+    """Step 3 alone, on a host of its own: the quick way to the three-VM case, where L1 hosts are
+    lost to "corrupted stack end" and silent triple faults (docs/harness.md)."""
     if not 1 <= args.vms <= 3:
         raise SystemExit("--only-hybrid needs --vms 1..3")
     args.out.mkdir(parents=True, exist_ok=True)
