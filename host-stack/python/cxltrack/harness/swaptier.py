@@ -151,7 +151,7 @@ def disk_pages(vm: NestedVm, seed: int) -> list[int]:
     the VM's QEMU writes through L1's page cache (-drive cache=writeback): the bytes the guest's
     O_DIRECT read would get, without the guest's 16 384 virtio-blk requests for 64 MiB, each an
     MMIO notify that L1's KVM emulates under TCG (no NRIPS or decode assists): 0.1-0.2 s in the
-    host against minutes in the guest (docs/harness.md)."""
+    host against 19-156 s in the guest (docs/harness.md)."""
     return fill_pages_in(vm.host, seed, vm.swap_disk_path)
 
 
