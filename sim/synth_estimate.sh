@@ -7,10 +7,11 @@
 # NOFSM=1 runs synth_xilinx without its `fsm` pass (Yosys 0.23 has no -nofsm): the script up to the
 # `prepare` label, that label's commands by hand minus `fsm` (as `yosys -p 'help synth_xilinx'` lists
 # them for -family xcup without -widemux/-nosrl), then the script from `map_dsp` on. Used for the 1 TiB
-# harvest top only (mk/30-rtl.mk): its 1 024-entry chunk owner table (2-bit state registers assigned
-# constants) is 1 024 FSM candidates, on which FSM_DETECT alone ran ~1 h; a table of registers is not
-# a state machine, and re-encoding gains nothing for an estimate. The default core and the board
-# wrapper keep the full script, so their figures stay comparable with the recorded ones.
+# harvest top and the default core (mk/30-rtl.mk): the top's 1 024-entry chunk owner table (2-bit state
+# registers assigned constants) is 1 024 FSM candidates, on which FSM_DETECT alone ran ~1 h, and on
+# the v3 default core's it had not ended at 900 s; a table of registers is not a state machine, and
+# re-encoding gains nothing for an estimate. The board wrapper (its core a black box) keeps the full
+# script. The default core's rows before RTL v3 were measured with the full script.
 set -euo pipefail
 rtl=$1
 work=$2
