@@ -156,9 +156,9 @@ SYNTH_SCALING := 1 4
 # The 1 TiB harvest top with the dirty/accessed bitmaps in device DRAM (config/dram1t.toml, DramHarvestBench: command
 # engine + DramBitmaps + DMA writer; hotness and BAT have no DRAM form, so the whole core is not built at 1 TiB) runs
 # after the default core, both without Yosys's fsm pass (NOFSM=1, sim/synth_estimate.sh: FSM_DETECT over the 1 024-entry
-# chunk owner table alone took ~1 h, and over the v3 default core's had not ended at 900 s; the default core's recorded
-# figure, docs/rtl-results.md, is NOFSM=1's, 41 min wall under load; the board wrapper, its core a black box, keeps the
-# full script). The large top takes ~35 min of CPU, 65 min wall on
+# chunk owner table alone took ~1 h, and over a default core's had not ended at 900 s under load; the v3 default core's
+# recorded figure, docs/rtl-results.md, is NOFSM=1's, 41 min wall under load; the board wrapper, its core a black box,
+# keeps the full script). The large top takes ~35 min of CPU, 65 min wall on
 # the shared 2-core machine, most of it in ABC (~20 min CPU on the ~416 K-gate flattened netlist; ABC_LIGHT=1 maps
 # with a light script instead, docs/rtl-results.md); SYNTH_LARGE=0 skips it. The last lines are the two side by side.
 SYNTH_LARGE ?= 1

@@ -9,7 +9,7 @@
 # them for -family xcup without -widemux/-nosrl), then the script from `map_dsp` on. Used for the 1 TiB
 # harvest top and the default core (mk/30-rtl.mk): the top's 1 024-entry chunk owner table (2-bit state
 # registers assigned constants) is 1 024 FSM candidates, on which FSM_DETECT alone ran ~1 h, and on
-# the v3 default core's it had not ended at 900 s; a table of registers is not a state machine, and
+# a default core's it had not ended at 900 s under load; a table of registers is not a state machine, and
 # re-encoding gains nothing for an estimate. The board wrapper (its core a black box) keeps the full
 # script. The default core's rows before RTL v3 were measured with the full script.
 set -euo pipefail
