@@ -25,7 +25,7 @@ def test_an_abort_in_the_projects_code_is_not() -> None:
 def test_a_silent_triple_fault_is_the_platforms() -> None:
     debug = "CPU Reset (CPU 0)\nRAX=0\nTriple fault\n"
     assert machine_lost_to_platform("", debug, kernel_report=False) == (
-        "the guest triple-faulted with nothing on its console (the platform: TCG)"
+        "the guest triple-faulted with nothing on its console (nested SVM under TCG; cause open: docs/harness.md)"
     )
 
 

@@ -1607,10 +1607,17 @@ class Host:
                     raise GuestError(f"no NUMA node for the kmem region: {out}")
                 self.node = int(node[0])
         if kvm:
-            if os.environ.get("CXLTRACK_HOST_KVM") == "stock":
+            which = os.environ.get("CXLTRACK_HOST_KVM", "")
+            if which == "stock":
                 # Debian's own KVM modules instead of the project's patched ones, to tell a fault
                 # of the patch from the platform's (docs/harness.md); no device dirty log then
                 self.run('rm -f "/lib/modules/$(uname -r)/extra/"kvm*.ko && depmod -a')
+            elif which:
+                # a directory of L0 with kvm.ko and kvm-amd.ko built otherwise (e.g. the
+                # unpatched source through build-kvm's own kbuild), in place of the image's
+                for m in ("kvm.ko", "kvm-amd.ko"):
+                    self.run(f'cat > "/lib/modules/$(uname -r)/extra/{m}"', stdin=(Path(which) / m).read_bytes())
+                self.run("depmod -a")
             self.run(f"modprobe kvm_amd {kvm_args} && test -c /dev/kvm")
         self.run(MOUNT_CGROUP2)
         self.run(f"mkdir -p {RUN_DIR}")

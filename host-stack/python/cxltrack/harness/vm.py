@@ -128,7 +128,9 @@ def machine_lost_to_platform(qemu_log: str, debug_log: str, kernel_report: bool)
     if abort is not None:
         return f"QEMU aborted: {abort} (the platform: a race in QEMU's TCG core)"
     if TRIPLE_FAULT in debug_log and not kernel_report:
-        return "the guest triple-faulted with nothing on its console (the platform: TCG)"
+        return (
+            "the guest triple-faulted with nothing on its console (nested SVM under TCG; cause open: docs/harness.md)"
+        )
     return None
 
 
