@@ -30,7 +30,14 @@ import pytest
 from cxltrack import config as cxlconfig
 from cxltrack.harness import Vm
 from cxltrack.harness.kernlog import dmesg_splats
-from cxltrack.harness.kvmstats import DEVICE_DIRTY_LOG_STATS, KVM_PARAM, MOUNT_DEBUGFS, delta, parse_counters
+from cxltrack.harness.kvmstats import (
+    DEVICE_DIRTY_LOG_STATS,
+    KVM_PARAM,
+    MOUNT_DEBUGFS,
+    delta,
+    insmod_stock_kvm,
+    parse_counters,
+)
 from cxltrack.harness.pins import out_dir
 from cxltrack.harness.pytest_plugin import default_image, drop_test_dir, qemu_binary
 from cxltrack.harness.tracker import tracker_topology
@@ -40,7 +47,6 @@ pytest_plugins = ["cxltrack.harness.pytest_plugin"]
 
 BIN = "/opt/cxltrack/bin"
 TRACKER = "/sys/class/cxltrack/cxltrack0"
-STOCK_DIR = "/lib/modules/$(uname -r)/kernel/arch/x86/kvm"
 BUILDS = ("patched", "patched-off", "stock")
 # kselftest's exit code for a test that does not apply (e.g. no capability).
 KSFT_SKIP = 4
@@ -82,9 +88,7 @@ class L1Host:
         if self.build is not None:
             self.run("rmmod kvm_amd kvm")
         if build == "stock":
-            # kvm-amd needs ccp (SEV); insmod does not load dependencies.
-            self.run("modprobe irqbypass && modprobe ccp")
-            self.run(f"insmod {STOCK_DIR}/kvm.ko && insmod {STOCK_DIR}/kvm-amd.ko")
+            insmod_stock_kvm(self.run)
             loaded = self.run(f"test -e {KVM_PARAM} && echo patched || echo stock").out.strip()
             assert loaded == "stock", "insmod of Debian's kvm.ko loaded a module with device_dirty_log"
         else:

@@ -44,6 +44,7 @@ from typing import Any, ParamSpec, TypeVar
 from .agent import AgentChannel, CommandResult, GuestCommandError, GuestError
 from .image import DEFAULT_APPEND, EXTRA_MODULES, GUEST_IMAGE_DIR, InitramfsImage, InitramfsSpec, build_initramfs
 from .kernlog import first_report
+from .kvmstats import insmod_stock_kvm
 from .lockup import LockupWatch, in_own_module
 from .pins import cache_dir
 from .qmp import Qmp, QmpError
@@ -893,13 +894,7 @@ class NestedVm:
         if self.qmp is None:
             raise PoolError(f"L2 VM {self.spec.name}: no QMP monitor to revoke the tier with")
         for n in range(self.tier_objects):  # tier0 and every run plugged since
-            try:
-                self.qmp.command("qom-set", path=f"/objects/tier{n}", property="x-revoked", value=True)
-                revoked = self.qmp.command("qom-get", path=f"/objects/tier{n}", property="x-revoked")
-            except QmpError as exc:
-                raise PoolError(f"L2 VM {self.spec.name}: tier{n}'s revocation failed, chunks kept: {exc}") from exc
-            if revoked is not True:
-                raise PoolError(f"L2 VM {self.spec.name}: tier{n} is not revoked (x-revoked={revoked!r}), chunks kept")
+            self._revoke(f"tier{n}")
         answer = self._hand_back(pool)
         assert answer is not None
         return answer
@@ -988,6 +983,15 @@ class NestedVm:
         res = self.run(f"swapoff {dev}", check=False, timeout=600)
         if not res.ok or dev in self.swaps():
             raise PoolError(f"L2 VM {self.spec.name}: swapoff {dev} failed, chunks kept: {res.err.strip()}")
+        self._revoke(obj)
+        del self.tier_live[obj], self.tier_plugged[dev]
+        self.tier_grown.remove(run)
+        return pool.shrink(self.spec.name, run)
+
+    def _revoke(self, obj: str) -> None:
+        """Take the tier object `obj`'s file away from the VM's QEMU (`x-revoked`, QEMU patch 0006;
+        again is a no-op) and check that it is gone; PoolError, the chunks kept, otherwise."""
+        assert self.qmp is not None
         try:
             self.qmp.command("qom-set", path=f"/objects/{obj}", property="x-revoked", value=True)
             revoked = self.qmp.command("qom-get", path=f"/objects/{obj}", property="x-revoked")
@@ -995,9 +999,6 @@ class NestedVm:
             raise PoolError(f"L2 VM {self.spec.name}: {obj}'s revocation failed, chunks kept: {exc}") from exc
         if revoked is not True:
             raise PoolError(f"L2 VM {self.spec.name}: {obj} is not revoked (x-revoked={revoked!r}), chunks kept")
-        del self.tier_live[obj], self.tier_plugged[dev]
-        self.tier_grown.remove(run)
-        return pool.shrink(self.spec.name, run)
 
     def tier_to_ram(self, where: str | None = None, after_copy: Callable[[], None] | None = None) -> TierCopy:
         """MemFlex's batch swap-in, driven by the host (docs/swap-design.md section 5): the pool
@@ -1247,10 +1248,10 @@ class NestedVm:
             out.append(" ".join(f"{k}={found.get(k, '?')}" for k in keys))
         # ... and the instructions there (an L2 stuck in KVM's emulation of one instruction:
         # which one, docs/harness.md)
-        rip = re.search(r"RIP=([0-9a-fA-F]+)", out[-1])
+        rip = found.get("RIP", "")  # the last sample's
         try:
             code = hmp_bytes(self.hmp("x/16xb $pc"))
-            out.append(INSNS + " | ".join(decode(int(rip.group(1), 16) if rip else 0, code)))
+            out.append(INSNS + " | ".join(decode(int(rip, 16) if re.fullmatch(r"[0-9a-fA-F]+", rip) else 0, code)))
         except (OSError, GuestError, QmpError, TimeoutError) as exc:
             out.append(f"(instructions not read: {exc})")
         return out
@@ -1611,14 +1612,16 @@ class Host:
             if which == "stock":
                 # Debian's own KVM modules instead of the project's patched ones, to tell a fault
                 # of the patch from the platform's (docs/harness.md); no device dirty log then
-                self.run('rm -f "/lib/modules/$(uname -r)/extra/"kvm*.ko && depmod -a')
-            elif which:
-                # a directory of L0 with kvm.ko and kvm-amd.ko built otherwise (e.g. the
-                # unpatched source through build-kvm's own kbuild), in place of the image's
-                for m in ("kvm.ko", "kvm-amd.ko"):
-                    self.run(f'cat > "/lib/modules/$(uname -r)/extra/{m}"', stdin=(Path(which) / m).read_bytes())
-                self.run("depmod -a")
-            self.run(f"modprobe kvm_amd {kvm_args} && test -c /dev/kvm")
+                insmod_stock_kvm(self.run, kvm_args)
+            else:
+                if which:
+                    # a directory of L0 with kvm.ko and kvm-amd.ko built otherwise (e.g. the
+                    # unpatched source through build-kvm's own kbuild), in place of the image's
+                    for m in ("kvm.ko", "kvm-amd.ko"):
+                        self.run(f'cat > "/lib/modules/$(uname -r)/extra/{m}"', stdin=(Path(which) / m).read_bytes())
+                    self.run("depmod -a")
+                self.run(f"modprobe kvm_amd {kvm_args}")
+            self.run("test -c /dev/kvm")
         self.run(MOUNT_CGROUP2)
         self.run(f"mkdir -p {RUN_DIR}")
         return self

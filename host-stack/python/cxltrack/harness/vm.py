@@ -118,6 +118,7 @@ def upstream_abort(qemu_log: str) -> str | None:
 # What QEMU's -d cpu_reset log says when a guest triple-faults outside SVM's guest mode (target/
 # i386/tcg/excp_helper.c); with -no-reboot QEMU then exits, and its sockets close under the harness.
 TRIPLE_FAULT = "Triple fault"
+CPU_RESET = "CPU Reset"  # the head of each register dump -d cpu_reset writes
 
 
 def machine_lost_to_platform(qemu_log: str, debug_log: str, kernel_report: bool) -> str | None:
@@ -208,10 +209,7 @@ class Vm:
     def cpu_resets(self) -> int:
         """CPU resets QEMU logged (-d cpu_reset): a few per vCPU while the machine starts, more
         after a guest reset (resets_at_ready is the count at boot)."""
-        try:
-            return self.debug_log.read_text(errors="replace").count("CPU Reset")
-        except OSError:
-            return 0
+        return self.debug_log_text().count(CPU_RESET)
 
     def debug_log_text(self) -> str:
         try:
@@ -395,6 +393,7 @@ class Vm:
         rc = None if self.proc is None else self.proc.poll()
         q = self.qemu_log_text().splitlines()[-lines:]
         c = self.console_text().splitlines()[-lines:]
+        debug = self.debug_log_text()  # read once for the resets and the triple fault
         vcpus = ""
         if rc is None and self.qmp is not None:
             try:
@@ -402,9 +401,9 @@ class Vm:
             except (GuestError, QmpError, OSError, ValueError) as exc:
                 vcpus = f"--- vCPUs ---\n(state unavailable: {exc})\n"
         return (
-            f"QEMU {'running' if rc is None else f'exit status {rc}'}, {self.cpu_resets()} CPU resets logged "
+            f"QEMU {'running' if rc is None else f'exit status {rc}'}, {debug.count(CPU_RESET)} CPU resets logged "
             f"({self.resets_at_ready if self.resets_at_ready is not None else '?'} when the guest was ready)"
-            f"{', a triple fault logged' if TRIPLE_FAULT in self.debug_log_text() else ''}; "
+            f"{', a triple fault logged' if TRIPLE_FAULT in debug else ''}; "
             f"logs in {self.cfg.workdir}\n"
             + vcpus
             + "--- qemu.log (tail) ---\n"
