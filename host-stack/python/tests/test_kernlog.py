@@ -49,3 +49,38 @@ def test_lockdep_reports_are_splats_and_its_banner_is_not() -> None:
         "[    1.326863] BUG: KASAN: wild-memory-access in rcu_is_watching+0x20/0x50",
     ):
         assert SPLAT.search(line), line
+
+
+STACK_END = (
+    "[   28.4] kvm: kvm [2386]: vcpu0, guest rIP: 0xffffffffa2c9d458 Unhandled WRMSR(0xc0010007) = 0xffff\n"
+    "[   34.8] Kernel panic - not syncing: corrupted stack end detected inside scheduler\n"
+    "[   34.8] CPU: 0 UID: 0 PID: 301 Comm: CPU 0/KVM Tainted: G           OE      6.12.95+deb12-amd64 #1\n"
+    "[   34.8] Call Trace:\n"
+)
+
+
+def test_the_stack_end_panic_in_a_vcpu_thread_is_recognised() -> None:
+    from cxltrack.harness.kernlog import vcpu_stack_end_panic
+
+    assert vcpu_stack_end_panic(STACK_END) == (
+        "[   34.8] Kernel panic - not syncing: corrupted stack end detected inside scheduler"
+    )
+
+
+def test_the_stack_end_panic_elsewhere_or_after_another_report_is_not() -> None:
+    from cxltrack.harness.kernlog import vcpu_stack_end_panic
+
+    # another thread: the L2 QEMU's main thread, or a tool of the test
+    assert vcpu_stack_end_panic(STACK_END.replace("Comm: CPU 0/KVM", "Comm: ld-linux-x86-64")) is None
+    assert vcpu_stack_end_panic(STACK_END.replace("Comm: CPU 0/KVM", "Comm: CPU 0/KVMx")) is None
+    # after a warning: the warning is the report, and it may be the code under test's
+    warned = "[   30.1] WARNING: CPU: 1 PID: 77 at arch/x86/kvm/mmu/mmu.c:7000 kvm_mmu_zap+0x1/0x2\n" + STACK_END
+    assert vcpu_stack_end_panic(warned) is None
+    # another panic in a vCPU thread
+    assert (
+        vcpu_stack_end_panic(STACK_END.replace("corrupted stack end detected inside scheduler", "Fatal exception"))
+        is None
+    )
+    # the panic line alone, its thread not printed
+    assert vcpu_stack_end_panic(STACK_END.splitlines()[1]) is None
+    assert vcpu_stack_end_panic("") is None
