@@ -22,6 +22,7 @@ from cxltrack.harness.swaptier import (
     chunk_state,
     disk_area,
     fill_pages_in,
+    first_pass_done,
     memory_cgroup,
     memtest_done,
     nonzero_pages,
@@ -363,6 +364,85 @@ def test_a_full_tier_sends_its_oldest_pages_to_disk(host: Host) -> None:
     print(
         f"[nested] lru tier: {len(on_disk)} pages on disk (pages {min(on_disk)}..{max(on_disk)}, {len(late)} newer "
         f"than the tier's oldest), {len(newer)} only in the tier (pages {newer[0]}..{newer[-1]}); dm {status}"
+    )
+
+
+def near(books: int, guest_kib: int) -> bool:
+    """The host's count of a run's pages the guest still needs (from the device's bits) is
+    the guest's own (/proc/swaps) give or take a quarter and a few pages. Not closer: a page
+    read into the guest's swap cache keeps its slot (a swap-in off pmem's synchronous path, a
+    read-ahead), which the device cannot tell from a read that freed it (one run: the books
+    369 pages, the guest 453)."""
+    return abs(books - guest_kib // 4) <= guest_kib // 16 + 16
+
+
+def test_a_full_pool_sends_the_run_with_the_oldest_pages_to_disk_by_the_devices_bits(host: Host) -> None:
+    """(1) MemFlex's "least recent pages to disk", done by the host from the device's bits alone
+    (NestedVm.observe_tier, coldest_tier_run, grow_tier_or_overflow). The pool holds 4
+    chunks: the VM's first run (2 chunks, priority 10) and a second (2, priority 20).
+    W1 swaps out to the first run; W2, later, fills the second and spills into the first. W1
+    then gets its memory back and reads its pages back: a swap-in from pmem frees its slot (a
+    synchronous device: no swap cache), and the host's books, from the device's accessed bits,
+    follow the guest's /proc/swaps. W3, later still, swaps out into the slots W1 freed (the
+    second run is full). Now the first run holds the newest pages (W3's), the second the
+    oldest the guest still needs (W2's). When the VM asks for a third run from the exhausted
+    pool, the host sends the second run to its disk file and gives its chunks back scrubbed as
+    the third run (priority 30). The order the runs were granted or first written in would have
+    sent the first, W3's new pages (seen to fail so, with coldest_tier_run by run number:
+    tier0). Then every workload verifies every word: W1 under its limit again (swapping out to
+    the third run), W2 from the host's disk file and the first run, W3 from the first run."""
+    host.start_pool(0, 4 * host.chunk_bytes())
+    vm = host.start_vm(VmSpec("vmcold", swap_tier=SwapTier(2, disk_swap=32 * MiB, grow_ports=2)))
+    run0 = vm.tier
+    assert run0 is not None
+    limit = 4 * MiB
+    fills = {81: 6 * MiB, 82: 9 * MiB, 83: 6 * MiB}
+    w1, w2, w3 = (f"/sys/fs/cgroup/w{n}" for n in (1, 2, 3))
+    out1, go1 = _waiting(vm, limit, fills[81], 81, cgroup=w1, again=True)
+    rounds = [vm.observe_tier()]
+    dev1 = vm.grow_tier(2, priority=20)
+    run1 = vm.tier_grown[0]
+    out2, go2 = _waiting(vm, limit, fills[82], 82, cgroup=w2)
+    rounds.append(vm.observe_tier())
+    full = vm.swaps()
+    assert full[dev1][1] * 20 >= full[dev1][0] * 19 and full["/dev/pmem0"][1] > 0, full  # W2 filled run 2
+    vm.run(f"echo max > {w1}/memory.max && touch {go1}")
+    first_pass_done(vm, out1)
+    rounds.append(vm.observe_tier())
+    freed = vm.swaps()
+    assert rounds[-1]["tier0"].accessed > 0 and rounds[-1]["tier1"].accessed == 0, rounds
+    assert near(rounds[-1]["tier0"].live, freed["/dev/pmem0"][1]), (rounds, freed)
+    out3, go3 = _waiting(vm, limit, fills[83], 83, cgroup=w3)
+    rounds.append(vm.observe_tier())
+    before = vm.swaps()
+    assert before[disk_area(vm)][1] == 0, before
+    for obj, dev in (("tier0", "/dev/pmem0"), ("tier1", dev1)):
+        assert near(rounds[-1][obj].live, before[dev][1]), (obj, rounds, before)
+    assert vm.coldest_tier_run() == "tier1", vm.tier_pages
+    dev2, moved = vm.grow_tier_or_overflow(2, priority=30)
+    assert moved == "tier1", moved
+    run2 = vm.tier_grown[-1]
+    assert (run2.first, run2.count) == (run1.first, run1.count), (run1, run2)
+    assert nonzero_pages(host, run2) <= 1  # scrubbed; mkswap wrote its header page
+    on_disk = vm.tier_on_disk["tier1"]
+    sent = {seed: len(fill_pages_in(host, seed, on_disk)) for seed in (82, 83)}
+    kept = {seed: len(fill_pages_in(vm, seed, "/dev/pmem0")) for seed in (82, 83)}
+    # The second run held W2's pages and the few of W3's that found a free slot there first
+    assert sent[82] * 4 >= before[dev1][1] * 9 // 10 and kept[83] > 0 and sent[83] * 20 <= kept[83], (sent, kept)
+    vm.run(f"echo {limit} > {w1}/memory.max && touch {go1}.again {go2} {go3}")
+    outs = {81: out1, 82: out2, 83: out3}
+    done = {seed: Verified.parse(memtest_done(vm, out), fills[seed], seed) for seed, out in outs.items()}
+    after = vm.swaps()
+    assert all(v.ok for v in done.values()), {k: v.text for k, v in done.items()}
+    vm.run("swapoff " + " ".join(d for d in after if d.startswith("/dev/pmem")), timeout=600)
+    answer = vm.release_tier()
+    assert answer["released"] == "4", answer
+    wait_free(host, range(run0.first, run0.first + run0.count))
+    wait_free(host, range(run2.first, run2.first + run2.count))
+    print(
+        f"[nested] the run with the oldest pages to disk: swap after W2 {full}, after W1's read-back {freed}, "
+        f"after W3 {before}; the host's rounds {rounds}; sent {moved} to {on_disk} (pages of W2, W3: {sent}; "
+        f"left on the first run: {kept}), its chunks came back as {dev2}; at the end {after}"
     )
 
 

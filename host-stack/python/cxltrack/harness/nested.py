@@ -361,6 +361,24 @@ class TierRun:
 
 
 @dataclass(frozen=True)
+class RunBits:
+    """One run in one round of NestedVm.observe_tier: pages the device saw accessed, written,
+    and the pages of the run the host's books say the guest still needs after it."""
+
+    accessed: int
+    written: int
+    live: int
+
+
+def _bitmap_pages(hexbits: str, count: int) -> set[int]:
+    """The pages set in a `cxltrack harvest --format hex` bitmap (bit i of byte i // 8)."""
+    raw = bytes.fromhex(hexbits)
+    if len(raw) * 8 < count:
+        raise GuestError(f"harvest bitmap of {len(raw)} bytes for {count} pages")
+    return {i for i in range(count) if raw[i // 8] >> (i % 8) & 1}
+
+
+@dataclass(frozen=True)
 class TierCopy:
     """NestedVm.tier_to_ram: bytes the device copied, the pool's time for the copies, QEMU's
     remap, where the copy is, and the host's whole part."""
@@ -379,6 +397,9 @@ class PoolError(GuestError):
 
 
 POOL_SOCK = f"{RUN_DIR}/pool.sock"
+# Tier runs the host sent to disk (NestedVm.tier_run_to_disk): L1's tmpfs, as the VMs' disk
+# images are, and one of the two places the pool writes copies to (cxlt-pool's `copy`).
+TIER_DISK_DIR = "/dev/shm"
 POOL_LOG = f"{RUN_DIR}/pool.log"
 
 
@@ -642,6 +663,11 @@ class NestedVm:
         self.tier_ports_used = 0
         self.tier_dev = "/dev/pmem0"  # the guest's block device of the current tier
         self.tier_plugged: dict[str, str] = {}  # guest block device -> its QEMU object (_plug_run)
+        # The host's books on the runs from the device's bits (observe_tier): rounds so far,
+        # and per object the pages of its run the guest still needs: page -> round written.
+        self.tier_rounds = 0
+        self.tier_pages: dict[str, dict[int, int]] = {}
+        self.tier_on_disk: dict[str, str] = {}  # object -> its file on the host's disk (tier_run_to_disk)
 
     # -- command line ------------------------------------------------------------
     def qemu_args(self) -> list[str]:
@@ -800,6 +826,9 @@ class NestedVm:
         # QEMU object tier0 maps the first run (qemu_args); none without one
         self.tier_objects = 1 if self.tier is not None else 0
         self.tier_live = {"tier0": self.tier} if self.tier is not None else {}
+        self.tier_pages = {}
+        if self.tier is not None:
+            self._open_books("tier0", self.tier)
         if t.disk_swap:
             self.host.make_disk(self.swap_disk_path, t.disk_swap)
 
@@ -899,10 +928,11 @@ class NestedVm:
         assert answer is not None
         return answer
 
-    def grow_tier(self, chunks: int) -> str:
+    def grow_tier(self, chunks: int, priority: int | None = None) -> str:
         """Grow the running VM's tier by a run of `chunks` chunks from the pool (same owner): a
         virtio-pmem device on it hot-plugged into the next free root port (SwapTier.grow_ports),
-        `mkswap` + swapon at the tier's priority in the guest. The guest's new block device."""
+        `mkswap` + swapon at `priority` (default: the tier's) in the guest. The guest's new
+        block device."""
         t, pool = self.spec.swap_tier, self.host.pool
         if t is None or self.tier is None or pool is None or pool.dead or self.qmp is None:
             raise PoolError(f"L2 VM {self.spec.name} has no running tier to grow")
@@ -911,7 +941,7 @@ class NestedVm:
         self._check_port()
         run = pool.grow_more(self.spec.name, chunks)
         self.tier_grown.append(run)  # the owner's now, released with the rest
-        return self._plug_run(run)
+        return self._plug_run(run, priority)
 
     def renew_tier(self, chunks: int) -> str:
         """A fresh tier for a VM whose tier was released while it ran (release_tier): a new
@@ -931,11 +961,12 @@ class NestedVm:
         if self.tier_ports_used >= t.grow_ports:
             raise PoolError(f"L2 VM {self.spec.name}: no free port to plug a tier run into ({t.grow_ports} given)")
 
-    def _plug_run(self, run: TierRun) -> str:
+    def _plug_run(self, run: TierRun, priority: int | None = None) -> str:
         """Hot-plug a virtio-pmem device on `run` into the next free root port; mkswap + swapon
-        at the tier's priority in the guest; the guest's new block device."""
+        at `priority` (default: the tier's) in the guest; the guest's new block device."""
         t = self.spec.swap_tier
         assert t is not None and self.qmp is not None
+        priority = t.priority if priority is None else priority
         before = set(self.run("ls /sys/block").out.split())
         n, port = self.tier_objects, self.tier_ports_used + 1
         self.tier_objects += 1
@@ -953,6 +984,7 @@ class NestedVm:
             },
         )
         self.tier_live[f"tier{n}"] = run
+        self._open_books(f"tier{n}", run)
         self.qmp.command(
             "device_add", driver="virtio-pmem-pci", memdev=f"tier{n}", id=f"tierdev{n}", bus=f"tierport{port}"
         )
@@ -965,7 +997,7 @@ class NestedVm:
         ).out.split()
         dev = out[-1]
         self.tier_plugged[dev] = f"tier{n}"
-        self.run(f"mkswap {dev} >/dev/null && cxlt-swapon -p {t.priority} {dev}", timeout=120)
+        self.run(f"mkswap {dev} >/dev/null && cxlt-swapon -p {priority} {dev}", timeout=120)
         return dev
 
     def shrink_tier(self, dev: str) -> dict[str, str]:
@@ -1000,7 +1032,13 @@ class NestedVm:
         if revoked is not True:
             raise PoolError(f"L2 VM {self.spec.name}: {obj} is not revoked (x-revoked={revoked!r}), chunks kept")
 
-    def tier_to_ram(self, where: str | None = None, after_copy: Callable[[], None] | None = None) -> TierCopy:
+    def tier_to_ram(
+        self,
+        where: str | None = None,
+        after_copy: Callable[[], None] | None = None,
+        names: list[str] | None = None,
+        keep: bool = False,
+    ) -> TierCopy:
         """MemFlex's batch swap-in, driven by the host (docs/swap-design.md section 5): the pool
         has the device copy every chunk of the tier into L1's RAM by DMA (CHUNK_COPY, `copy`
         request: a file on hugetlbfs, Host.hugepages), each run's backend is revoked with that
@@ -1020,13 +1058,15 @@ class NestedVm:
 
         `where`: the directory for the copies (Host.hugepages, which a caller that times this
         calls before; by default here). `after_copy`: called between the copy and the hold (a
-        test's write into that window)."""
+        test's write into that window). `names`: these tier objects only (default: every run
+        still on the device). `keep`: the copies' files stay (tier_run_to_disk), else their
+        names go once QEMU maps them."""
         pool = self.host.pool
         if not self.tier_live or pool is None or pool.dead or self.qmp is None:
             raise PoolError(f"L2 VM {self.spec.name} has no tier on the device to take to RAM")
+        live = list(self.tier_live.items()) if names is None else [(n, self.tier_live[n]) for n in names]
         if where is None:
-            where = self.host.hugepages(sum(r.size for r in self.tier_live.values()))
-        live = list(self.tier_live.items())
+            where = self.host.hugepages(sum(r.size for _, r in live))
         paths = {name: f"{where}/tiercopy-{self.spec.name}-{name}" for name, _ in live}
         steps: dict[str, float] = {}
         totals = {"ms": 0.0, "bytes": 0, "passes": 0, "recopied": 0}
@@ -1068,8 +1108,8 @@ class NestedVm:
                     self._hold(name, False)
             raise
         h2 = time.monotonic()
-        # QEMU's mapping keeps the pages (the VM's alone now); the names are not needed
-        self.host.run(f"rm -f {' '.join(paths.values())}", check=False)
+        if not keep:  # QEMU's mapping keeps the pages (the VM's alone now); the names are not needed
+            self.host.run(f"rm -f {' '.join(paths.values())}", check=False)
         written = 0
         for _, run in live:
             start, count = run.pages(12)
@@ -1094,6 +1134,94 @@ class NestedVm:
             int(totals["recopied"]),
         )
 
+    def observe_tier(self) -> dict[str, RunBits]:
+        """One round of the host's books on the tier's runs, from the device's bits alone (the
+        guest says nothing): over each run still on the device a harvest with CLEAR of the
+        accessed bits, then of the dirty bits (`cxltrack harvest`: the device's own bits; the
+        driver hands them to every consumer view first, so no view loses them). A page written
+        in the round holds a page the guest swapped out then (live, of this round). A page
+        read and not written gave its page back: a swap-in from pmem, a synchronous device,
+        skips the swap cache and frees the slot at once. (In this order a write between the two
+        harvests counts as one; a read there counts in the next round.) What each run saw."""
+        self.tier_rounds += 1
+        seen: dict[str, RunBits] = {}
+        for name, run in self.tier_live.items():
+            start, count = run.pages(12)
+            out = self.host.run(
+                f"cxltrack harvest accessed {start} {count} --clear --format hex && "
+                f"cxltrack harvest dirty {start} {count} --clear --format hex",
+                timeout=120,
+            ).out.split()
+            accessed, dirty = (_bitmap_pages(h, count) for h in out[-2:])
+            live = self.tier_pages.setdefault(name, {})
+            for page in accessed - dirty:
+                live.pop(page, None)
+            for page in dirty:
+                live[page] = self.tier_rounds
+            seen[name] = RunBits(len(accessed), len(dirty), len(live))
+        return seen
+
+    def _open_books(self, name: str, run: TierRun) -> None:
+        """Start observe_tier's books on tier object `name`'s run before the guest sees it: the
+        run's accessed and dirty bits cleared (the pool's grant and the device's scrub leave
+        them as they were), no page live."""
+        start, count = run.pages(12)
+        self.host.run(
+            f"cxltrack harvest accessed {start} {count} --clear --format count >/dev/null && "
+            f"cxltrack harvest dirty {start} {count} --clear --format count >/dev/null",
+            timeout=120,
+        )
+        self.tier_pages[name] = {}
+
+    def coldest_tier_run(self) -> str:
+        """The tier object whose run MemFlex's hybrid swap-out sends to disk: the one whose
+        pages the guest still needs were swapped out longest ago (the mean round of observe_tier
+        they were written in); a run holding none of them goes first (nothing the guest needs
+        leaves the device), the older run first among equals."""
+        if not self.tier_live:
+            raise PoolError(f"L2 VM {self.spec.name} has no tier run on the device")
+
+        def age(name: str) -> tuple[float, int]:
+            rounds = self.tier_pages.get(name, {}).values()
+            return (sum(rounds) / len(rounds) if rounds else -1.0, int(name.removeprefix("tier")))
+
+        return min(self.tier_live, key=age)
+
+    def tier_run_to_disk(self, name: str) -> dict[str, str]:
+        """MemFlex's hybrid swap-out, by the host: tier object `name`'s run leaves the device for
+        a file on the host's disk (TIER_DISK_DIR, where the VMs' disk images are: L1's tmpfs in
+        this harness). tier_to_ram's steps for this run alone: the device copies its chunks by
+        DMA while the VM runs, the vCPUs are held for the final pass, the backend is revoked
+        with the file (`x-revoked-copy`). The guest keeps its swap area and reads those pages
+        from the file from then on. Then the pool releases the chunks and waits for their scrub,
+        so they can be granted again (grow_tier). The file goes when the VM's tier is given
+        back. The pool's answer."""
+        pool = self.host.pool
+        run = self.tier_live.get(name)
+        if run is None or pool is None or pool.dead:
+            raise PoolError(f"L2 VM {self.spec.name}: {name} is no tier run on the device")
+        self.tier_to_ram(where=TIER_DISK_DIR, names=[name], keep=True)
+        self.tier_on_disk[name] = f"{TIER_DISK_DIR}/tiercopy-{self.spec.name}-{name}"
+        if run in self.tier_grown:
+            self.tier_grown.remove(run)
+        return pool.shrink(self.spec.name, run)
+
+    def grow_tier_or_overflow(self, chunks: int, priority: int) -> tuple[str, str | None]:
+        """Grow the tier by a run of `chunks` at swap `priority` (above the runs before it, so
+        the guest puts its newest pages there). When the pool has no such run, MemFlex's hybrid
+        overflow first: after one more round of observe_tier, the coldest run
+        (coldest_tier_run) goes to the host's disk (tier_run_to_disk), and its chunks come back
+        as the new run. (The guest's new device, the object sent to disk or None.)"""
+        try:
+            return self.grow_tier(chunks, priority), None
+        except PoolError as exc:
+            if "no run of" not in str(exc):
+                raise
+        self.observe_tier()
+        cold = self.coldest_tier_run()
+        self.tier_run_to_disk(cold)
+        return self.grow_tier(chunks, priority), cold
+
     def _revoke_with_copy(self, name: str, path: str) -> None:
         assert self.qmp is not None
         self.qmp.command("qom-set", path=f"/objects/{name}", property="x-revoked-copy", value=path)
@@ -1115,6 +1243,9 @@ class NestedVm:
         """Forget the VM's runs (the first and every one grown since) and, with `pool`, release
         them there; the pool's answer, also in `tier_released`."""
         self.tier, self.tier_grown, self.tier_live, self.tier_plugged = None, [], {}, {}
+        if self.tier_on_disk:  # QEMU maps them, or is gone: the names only go
+            self.host.run(f"rm -f {' '.join(self.tier_on_disk.values())}", check=False)
+            self.tier_on_disk = {}
         if pool is not None:
             self.tier_released = pool.release(self.spec.name)
         return self.tier_released

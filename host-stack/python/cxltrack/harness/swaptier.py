@@ -70,30 +70,34 @@ def nonzero_pages(host: Host, run: TierRun) -> int:
 # -- the workload in the guest -------------------------------------------------------------
 
 
-def memory_cgroup(vm: NestedVm, limit: int) -> None:
-    """The guest's memory cgroup CGROUP (cgroup v2) with memory.max = `limit` bytes."""
+def memory_cgroup(vm: NestedVm, limit: int, cgroup: str = CGROUP) -> None:
+    """The guest's memory cgroup `cgroup` (cgroup v2; default CGROUP) with memory.max = `limit` bytes."""
     vm.run(
-        f"{MOUNT_CGROUP2} && echo +memory > /sys/fs/cgroup/cgroup.subtree_control && mkdir -p {CGROUP} && "
-        f"echo {limit} > {CGROUP}/memory.max"
+        f"{MOUNT_CGROUP2} && echo +memory > /sys/fs/cgroup/cgroup.subtree_control && mkdir -p {cgroup} && "
+        f"echo {limit} > {cgroup}/memory.max"
     )
 
 
-def start_memtest(vm: NestedVm, fill: int, seed: int, pause: int | str, out: str) -> None:
-    """`cxl-memtest node 0 FILL SEED PAUSE` in the cgroup, in the background, its output in
-    `out` and the pid of its shell in `out`.pid; the shell adds the tool's exit status (a
-    workload killed by a signal says so). PAUSE: seconds, or a go file's path to wait for."""
+def start_memtest(
+    vm: NestedVm, fill: int, seed: int, pause: int | str, out: str, cgroup: str = CGROUP, again: str = ""
+) -> None:
+    """`cxl-memtest node 0 FILL SEED PAUSE [AGAIN]` in `cgroup`, in the background, its output
+    in `out` and the pid of its shell in `out`.pid; the shell adds the tool's exit status (a
+    workload killed by a signal says so). PAUSE: seconds, or a go file's path to wait for.
+    AGAIN: a path; the workload verifies once, says "pass 1 ok", keeps its memory until that
+    file exists and verifies again."""
     vm.run(
-        f"sh -c 'echo $$ > {CGROUP}/cgroup.procs; cxl-memtest node 0 {fill} {seed} {pause}; "
+        f"sh -c 'echo $$ > {cgroup}/cgroup.procs; cxl-memtest node 0 {fill} {seed} {pause} {again}; "
         f'echo "cxl-memtest exit $?"\' >{out} 2>&1 & echo $! > {out}.pid'
     )
 
 
-def settled(vm: NestedVm, out: str) -> None:
-    """Wait until the cgroup's swap stopped growing (two equal readings 1 s apart) while the
+def settled(vm: NestedVm, out: str, cgroup: str = CGROUP) -> None:
+    """Wait until `cgroup`'s swap stopped growing (two equal readings 1 s apart) while the
     workload whose output goes to `out` still runs."""
     last, stable, deadline = -1, 0, time.monotonic() + 240
     while stable < 2 and time.monotonic() < deadline:
-        res = vm.run(f"cat {CGROUP}/memory.swap.current; kill -0 $(cat {out}.pid) 2>/dev/null || echo gone")
+        res = vm.run(f"cat {cgroup}/memory.swap.current; kill -0 $(cat {out}.pid) 2>/dev/null || echo gone")
         if "gone" in res.out:
             raise AssertionError(f"{vm.spec.name}: the workload ended before its pause: {vm.run(f'cat {out}').out}")
         cur = int(res.out)
@@ -207,14 +211,30 @@ def zswap_ins(vm: NestedVm) -> int:
     return int(out[1])
 
 
-def _waiting(vm: NestedVm, limit: int, fill: int, seed: int) -> tuple[str, str]:
+def _waiting(
+    vm: NestedVm, limit: int, fill: int, seed: int, cgroup: str = CGROUP, again: bool = False
+) -> tuple[str, str]:
     """The workload in a cgroup of `limit`, swapped out and waiting for its go file:
-    (its output file, the go file)."""
-    memory_cgroup(vm, limit)
+    (its output file, the go file). With `again` it waits once more after its first pass,
+    for the go file's name with ".again" added (start_memtest's AGAIN)."""
+    memory_cgroup(vm, limit, cgroup)
     out, go = f"/tmp/memtest-{seed}.out", f"/tmp/go-{seed}"
-    vm.run(f"rm -f {go}")
-    swapped_out(vm, fill, seed, go, out)
+    vm.run(f"rm -f {go} {go}.again")
+    start_memtest(vm, fill, seed, go, out, cgroup, f"{go}.again" if again else "")
+    settled(vm, out, cgroup)
     return out, go
+
+
+def first_pass_done(vm: NestedVm, out: str, timeout: float = 600) -> None:
+    """Wait until a workload started with AGAIN has verified every word once ("pass 1 ok")."""
+    res = vm.run(
+        f"until grep -q '^pass 1 ok' {out}; do kill -0 $(cat {out}.pid) 2>/dev/null || break; sleep 0.2; done; "
+        f"grep '^pass 1 ok' {out} || {{ cat {out}; exit 1; }}",
+        check=False,
+        timeout=timeout,
+    )
+    if not res.ok:
+        raise AssertionError(f"{vm.spec.name}: the workload's first pass failed: {res.out}")
 
 
 def _uptime_cmd(var: str) -> str:
