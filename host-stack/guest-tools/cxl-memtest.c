@@ -18,6 +18,9 @@
  * AGAIN (a path): verify once, print "pass 1 ok verified_at=...", keep the memory until that
  * file exists, then verify again (a workload whose pages were read back and stay in use: the
  * shared swap tier's overflow by the device's accessed bits, cxltrack.harness.swaptier).
+ * CXL_MEMTEST_MIBPS=R in the environment (node only): fill at R MiB/s at most, a working set
+ * that grows over time rather than at once (the host's agent of that overflow reacts in
+ * seconds, where a guest-owned rule reacts in the swap-out path).
  * Uses raw syscalls so it needs no libnuma.
  */
 #define _GNU_SOURCE
@@ -66,6 +69,27 @@ static void fill(volatile uint64_t *p, uint64_t words, uint64_t seed)
 {
 	for (uint64_t i = 0; i < words; i++)
 		p[i] = pattern(seed, i);
+}
+
+/* fill() one MiB at a time, sleeping after each to stay at or below mibps MiB/s. */
+static void fill_paced(volatile uint64_t *p, uint64_t words, uint64_t seed, double mibps)
+{
+	const uint64_t step = (1 << 20) / 8;
+	double t0 = now();
+
+	for (uint64_t done = 0; done < words; done += step) {
+		uint64_t n = words - done < step ? words - done : step;
+		double due;
+
+		for (uint64_t i = done; i < done + n; i++)
+			p[i] = pattern(seed, i);
+		due = t0 + (double)(done + n) / step / mibps - now();
+		if (due > 0) {
+			struct timespec ts = { (time_t)due, (long)((due - (double)(time_t)due) * 1e9) };
+
+			nanosleep(&ts, NULL);
+		}
+	}
 }
 
 static double boottime(void)
@@ -145,7 +169,8 @@ static void wait_for(const char *path)
 		nanosleep(&tick, NULL);
 }
 
-static int do_node(int node, uint64_t size, uint64_t seed, const char *pause, const char *again)
+static int do_node(int node, uint64_t size, uint64_t seed, const char *pause, const char *again,
+		   double mibps)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -158,7 +183,10 @@ static int do_node(int node, uint64_t size, uint64_t seed, const char *pause, co
 		return 2;
 	}
 	double t0 = now();
-	fill(m, size / 8, seed);
+	if (mibps > 0)
+		fill_paced(m, size / 8, seed, mibps);
+	else
+		fill(m, size / 8, seed);
 	double tw = now() - t0;
 	uint64_t off_node = 0;
 	if (pause && pause[0] == '/') {
@@ -235,11 +263,23 @@ int main(int argc, char **argv)
 			fprintf(stderr, "PAUSE %s: seconds or an absolute path to wait for\n", pause);
 			return 2;
 		}
+		const char *rate = getenv("CXL_MEMTEST_MIBPS");
+		double mibps = 0;
+
 		if (again && again[0] != '/') {
 			fprintf(stderr, "AGAIN %s: an absolute path to wait for\n", again);
 			return 2;
 		}
-		return do_node(atoi(argv[2]), size, seed, pause, again);
+		if (rate) {
+			char *end;
+
+			mibps = strtod(rate, &end);
+			if (end == rate || *end || !(mibps > 0)) {
+				fprintf(stderr, "CXL_MEMTEST_MIBPS=%s: a rate in MiB/s above 0\n", rate);
+				return 2;
+			}
+		}
+		return do_node(atoi(argv[2]), size, seed, pause, again, mibps);
 	}
 	fprintf(stderr, "unknown kind %s\n", argv[1]);
 	return 2;
