@@ -20,8 +20,13 @@ device's chunks, which the L1 host's pool manager (cxlt-pool) hands out and take
    swaps more than its tier holds and the disk swap area takes the rest, by MemFlex's rule
    (`--hybrid-overflow lru`, the default: the tier is a dm-writecache in front of the disk,
    which sends its least recently written blocks to the disk when it fills, SwapTier overflow
-   "lru") or by the guest's swap priorities (`priority`: the tier first, the newest pages to
-   the disk once it is full). Where each page of the workload lies is read back from the tier
+   "lru"), by the guest's swap priorities (`priority`: the tier first, the newest pages to
+   the disk once it is full), or by the host from the device's bits (`host`: while the
+   workloads fill, the host keeps books on each VM's runs from the device's accessed and dirty
+   bits, and when a VM's runs are full it sends the run with the oldest pages to a file on its
+   disk and gives the chunks back to the VM as a new run, up to 7 times per VM;
+   swaptier.overflow_round; with `--hybrid-fill-mibps R` the workloads fill at R MiB/s, which
+   the host's agent, looking every 0.5 s, needs). Where each page of the workload lies is read back from the tier
    and the disk (cxlt-pagefind): the pages on each, and those on disk newer than the oldest page
    only the tier holds (few under the LRU rule, most under priorities). Every VM verifies every
    word; the VMs exit and the pool releases their runs.
@@ -59,6 +64,7 @@ from cxltrack.harness.swaptier import (
     SwapIn,
     Verified,
     check_released,
+    check_released_runs,
     disk_area,
     disk_pages,
     fill_pages_in,
@@ -66,6 +72,7 @@ from cxltrack.harness.swaptier import (
     memtest_done,
     recovery_round,
     settled,
+    settled_with_overflow,
     start_memtest,
     swap_disk,
     swap_on,
@@ -175,19 +182,34 @@ def several_vms(host: Host, args: argparse.Namespace) -> list[dict[str, Any]]:
     """Step 3: args.vms VMs with tiers from one pool, swapping more than their tiers hold."""
     vms: list[NestedVm] = []
     try:
+        host_rule = args.hybrid_overflow == "host"
         for i in range(args.vms):
-            tier = SwapTier(args.hybrid_chunks, disk_swap=64 * MiB, check_fresh=True, overflow=args.hybrid_overflow)
+            # host rule: two runs to start with (the guest swaps to the second, of 2 chunks,
+            # first), so one takes the pages while the host moves the other
+            tier = SwapTier(
+                args.hybrid_chunks - 2 if host_rule else args.hybrid_chunks,
+                disk_swap=64 * MiB,
+                check_fresh=True,
+                overflow="priority" if host_rule else args.hybrid_overflow,
+                grow_ports=8 if host_rule else 0,
+            )
             spec = VmSpec(f"vm{i + 1}", swap_tier=tier)
             vms.append(host.start_vm(spec))
+            if host_rule:
+                vms[-1].grow_tier(2, priority=tier.priority + 1)
             log(f"{spec.name}: tier {vms[-1].tier}, fresh non-zero pages {vms[-1].tier_fresh_nonzero}")
         limit, fill = args.limit_mib * MiB, args.hybrid_fill_mib * MiB
         go, out = "/tmp/go-hybrid", "/tmp/memtest-hybrid.out"
         for i, vm in enumerate(vms):
             memory_cgroup(vm, limit)
             vm.run(f"rm -f {go}")
-            start_memtest(vm, fill, 200 + i, go, out)
-        for vm in vms:
-            settled(vm, out)
+            start_memtest(vm, fill, 200 + i, go, out, mibps=args.hybrid_fill_mibps)
+        moved: dict[str, list[str]] = {}
+        if host_rule:
+            moved = settled_with_overflow(vms, out)
+        else:
+            for vm in vms:
+                settled(vm, out)
         placed = [placement(vm, 200 + i) for i, vm in enumerate(vms)]
         for vm in vms:
             vm.run(f"echo max > /sys/fs/cgroup/tier/memory.max; touch {go}")
@@ -196,16 +218,22 @@ def several_vms(host: Host, args: argparse.Namespace) -> list[dict[str, Any]]:
         for vm, place, v in zip(vms, placed, verified, strict=True):
             run = vm.tier
             assert run is not None
+            runs = list(vm.tier_live.values())  # host rule: the runs on the device at the end
             fresh = vm.tier_fresh_nonzero
             vm.shutdown()
-            rel = check_released(host, run, vm.tier_released)
+            rel = (
+                check_released_runs(host, runs, vm.tier_released)
+                if host_rule
+                else check_released(host, run, vm.tier_released)
+            )
             results.append(
                 {
                     "vm": vm.spec.name,
-                    "run": f"{run.first}+{run.count}",
+                    "run": " ".join(f"{r.first}+{r.count}" for r in runs) if host_rule else f"{run.first}+{run.count}",
                     "owner": run.owner,
                     "fresh_nonzero": fresh,
                     "overflow": args.hybrid_overflow,
+                    "runs_to_disk": moved.get(vm.spec.name, []),
                     **place,
                     "ok": v.ok,
                     "bad_pages": v.bad_pages,
@@ -230,11 +258,17 @@ def placement(vm: NestedVm, seed: int) -> dict[str, Any]:
     counters."""
     disk = swap_disk(vm)
     on_disk = disk_pages(vm, seed)
-    tier_only = sorted(set(fill_pages_in(vm, seed, TIER)) - set(on_disk))
-    newer = sum(1 for p in on_disk if tier_only and p > tier_only[0])
+    # The host rule: the runs the host sent to disk are files in its /dev/shm, and the runs on
+    # the device are one swap area each (their pages count as the tier's, under TIER).
+    devices = {obj: dev for dev, obj in vm.tier_plugged.items()} | {"tier0": TIER}
+    on_host_disk = [p for path in vm.tier_on_disk.values() for p in fill_pages_in(vm.host, seed, path)]
+    in_tier = {p for obj in vm.tier_live for p in fill_pages_in(vm, seed, devices[obj])}
+    tier_only = sorted(in_tier - set(on_disk) - set(on_host_disk))
+    newer = sum(1 for p in on_disk + on_host_disk if tier_only and p > tier_only[0])
     return {
-        "swapped_kib": {TIER: len(tier_only) * 4, disk: len(on_disk) * 4},
-        "disk_pages": len(on_disk),
+        "swapped_kib": {TIER: len(tier_only) * 4, disk: len(on_disk) * 4}
+        | ({"host disk": len(on_host_disk) * 4} if vm.tier_on_disk else {}),
+        "disk_pages": len(on_disk) + len(on_host_disk),
         "disk_pages_newer_than_tier": newer,
         "swaps_kib": {d: u for d, (_, u, _) in vm.swaps().items()},
         "dm": vm.tier_dm_status() if vm.tier_dm is not None else None,
@@ -324,10 +358,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=out_dir() / "experiments-memflex")
     ap.add_argument(
         "--hybrid-overflow",
-        choices=("lru", "priority"),
+        choices=("lru", "priority", "host"),
         default="lru",
-        help="step 3's rule for what goes to disk: the least recently written (dm-writecache) or what "
-        "comes after a full tier (swap priorities) (default lru)",
+        help="step 3's rule for what goes to disk: the least recently written (dm-writecache), what "
+        "comes after a full tier (swap priorities), or the run with the oldest pages by the device's bits, "
+        "moved by the host (default lru)",
+    )
+    ap.add_argument(
+        "--hybrid-fill-mibps",
+        type=float,
+        default=0,
+        help="step 3's workloads fill at this rate at most (MiB/s; 0, the default: at once)",
     )
     ap.add_argument(
         "--only-hybrid",
@@ -335,6 +376,10 @@ def main(argv: list[str] | None = None) -> int:
         help="step 3 alone (about 3 minutes; it ends with isolation_violations=<n> vms=<n>)",
     )
     args = ap.parse_args(argv)
+    if args.hybrid_fill_mibps < 0:
+        ap.error("--hybrid-fill-mibps: 0 (at once) or a rate above 0")
+    if args.hybrid_overflow == "host" and args.hybrid_chunks < 3:
+        ap.error("--hybrid-overflow host needs --hybrid-chunks >= 3 (a run of 2 and one of the rest)")
     if args.only_hybrid:
         return only_hybrid(args)
     if not 0 <= args.vms <= 3 or args.fill_mib <= args.limit_mib or args.rounds < 1:

@@ -333,8 +333,8 @@ class SwapTier:
         high, low = self.lru_watermarks
         if not 0 <= low <= high <= 100:
             raise ValueError(f"watermarks {self.lru_watermarks}: 0 <= low <= high <= 100")
-        if not 0 <= self.grow_ports <= 4:
-            raise ValueError(f"{self.grow_ports} ports to grow the tier by: 0..4")
+        if not 0 <= self.grow_ports <= 8:
+            raise ValueError(f"{self.grow_ports} ports to grow the tier by: 0..8")
         if not 1 <= self.chunks <= 64:
             raise ValueError(f"swap tier of {self.chunks} chunks: 1..64 (one run from the pool)")
         if self.disk_swap < 0 or self.disk_swap % MiB:
@@ -668,6 +668,7 @@ class NestedVm:
         self.tier_rounds = 0
         self.tier_pages: dict[str, dict[int, int]] = {}
         self.tier_on_disk: dict[str, str] = {}  # object -> its file on the host's disk (tier_run_to_disk)
+        self.tier_priority: dict[str, int] = {}  # object -> the guest's swap priority of its area
 
     # -- command line ------------------------------------------------------------
     def qemu_args(self) -> list[str]:
@@ -829,6 +830,7 @@ class NestedVm:
         self.tier_pages = {}
         if self.tier is not None:
             self._open_books("tier0", self.tier)
+            self.tier_priority = {"tier0": t.priority}
         if t.disk_swap:
             self.host.make_disk(self.swap_disk_path, t.disk_swap)
 
@@ -985,6 +987,7 @@ class NestedVm:
         )
         self.tier_live[f"tier{n}"] = run
         self._open_books(f"tier{n}", run)
+        self.tier_priority[f"tier{n}"] = priority
         self.qmp.command(
             "device_add", driver="virtio-pmem-pci", memdev=f"tier{n}", id=f"tierdev{n}", bus=f"tierport{port}"
         )
@@ -1211,16 +1214,26 @@ class NestedVm:
         the guest puts its newest pages there). When the pool has no such run, MemFlex's hybrid
         overflow first: after one more round of observe_tier, the coldest run
         (coldest_tier_run) goes to the host's disk (tier_run_to_disk), and its chunks come back
-        as the new run. (The guest's new device, the object sent to disk or None.)"""
+        as the new run, whatever its size. (The guest's new device, the object sent to disk or
+        None.)"""
         try:
             return self.grow_tier(chunks, priority), None
         except PoolError as exc:
             if "no run of" not in str(exc):
                 raise
+        t0 = time.monotonic()
         self.observe_tier()
         cold = self.coldest_tier_run()
+        freed = self.tier_live[cold].count
         self.tier_run_to_disk(cold)
-        return self.grow_tier(chunks, priority), cold
+        t1 = time.monotonic()
+        dev = self.grow_tier(freed, priority)
+        print(
+            f"[nested] {self.spec.name}: overflow: {cold} to disk in {t1 - t0:.2f} s, "
+            f"its chunks back as {dev} (priority {priority}) in {time.monotonic() - t1:.2f} s",
+            flush=True,
+        )
+        return dev, cold
 
     def _revoke_with_copy(self, name: str, path: str) -> None:
         assert self.qmp is not None

@@ -79,15 +79,23 @@ def memory_cgroup(vm: NestedVm, limit: int, cgroup: str = CGROUP) -> None:
 
 
 def start_memtest(
-    vm: NestedVm, fill: int, seed: int, pause: int | str, out: str, cgroup: str = CGROUP, again: str = ""
+    vm: NestedVm,
+    fill: int,
+    seed: int,
+    pause: int | str,
+    out: str,
+    cgroup: str = CGROUP,
+    again: str = "",
+    mibps: float = 0,
 ) -> None:
     """`cxl-memtest node 0 FILL SEED PAUSE [AGAIN]` in `cgroup`, in the background, its output
     in `out` and the pid of its shell in `out`.pid; the shell adds the tool's exit status (a
     workload killed by a signal says so). PAUSE: seconds, or a go file's path to wait for.
     AGAIN: a path; the workload verifies once, says "pass 1 ok", keeps its memory until that
-    file exists and verifies again."""
+    file exists and verifies again. `mibps` > 0: it fills at that rate at most."""
+    rate = f"CXL_MEMTEST_MIBPS={mibps} " if mibps > 0 else ""
     vm.run(
-        f"sh -c 'echo $$ > {cgroup}/cgroup.procs; cxl-memtest node 0 {fill} {seed} {pause} {again}; "
+        f"sh -c 'echo $$ > {cgroup}/cgroup.procs; {rate}cxl-memtest node 0 {fill} {seed} {pause} {again}; "
         f'echo "cxl-memtest exit $?"\' >{out} 2>&1 & echo $! > {out}.pid'
     )
 
@@ -97,15 +105,69 @@ def settled(vm: NestedVm, out: str, cgroup: str = CGROUP) -> None:
     workload whose output goes to `out` still runs."""
     last, stable, deadline = -1, 0, time.monotonic() + 240
     while stable < 2 and time.monotonic() < deadline:
-        res = vm.run(f"cat {cgroup}/memory.swap.current; kill -0 $(cat {out}.pid) 2>/dev/null || echo gone")
-        if "gone" in res.out:
-            raise AssertionError(f"{vm.spec.name}: the workload ended before its pause: {vm.run(f'cat {out}').out}")
-        cur = int(res.out)
+        cur = swap_current(vm, out, cgroup)
         stable = stable + 1 if cur == last and cur > 0 else 0
         last = cur
         time.sleep(1)
     if stable < 2:
         raise AssertionError(f"{vm.spec.name}: the cgroup's swap did not settle (last {last} bytes)")
+
+
+def swap_current(vm: NestedVm, out: str, cgroup: str = CGROUP) -> int:
+    """`cgroup`'s swap in bytes now; AssertionError if the workload whose output goes to `out`
+    has ended (it should be waiting for its go)."""
+    res = vm.run(f"cat {cgroup}/memory.swap.current; kill -0 $(cat {out}.pid) 2>/dev/null || echo gone")
+    if "gone" in res.out:
+        raise AssertionError(f"{vm.spec.name}: the workload ended before its pause: {vm.run(f'cat {out}').out}")
+    return int(res.out)
+
+
+def overflow_round(vm: NestedVm, full: float = 0.75) -> str | None:
+    """One round of the host's agent for MemFlex's hybrid swap-out by the device's bits
+    (docs/swap-design.md, "The host's overflow"): the books on the VM's runs
+    (NestedVm.observe_tier); when the pages the guest still needs fill `full` of the run it
+    swaps to now (the one on the device with the highest priority) and the VM has a root port
+    left, the tier grows by a run as large as its coldest (coldest_tier_run), at a priority
+    above all its runs, so the guest's next pages go there; with the pool exhausted the
+    coldest run goes to disk first and its chunks are that run (grow_tier_or_overflow). The
+    VM's other runs take its pages meanwhile. `full` 0.75: at 0.9 the guest, filling at 1 MiB/s,
+    put more of its newest pages into the free slots of runs on disk while the agent (3 VMs in
+    turn) had not yet reacted (docs/results.md, "the host's rule"). The tier object sent to
+    disk, or None."""
+    t = vm.spec.swap_tier
+    if t is None or not vm.tier_live:
+        return None
+    books = vm.observe_tier()
+    top = max(vm.tier_live, key=lambda obj: vm.tier_priority[obj])
+    if books[top].live < full * (vm.tier_live[top].size // 4096) or vm.tier_ports_used >= t.grow_ports:
+        return None
+    chunks = vm.tier_live[vm.coldest_tier_run()].count
+    _, moved = vm.grow_tier_or_overflow(chunks, t.priority + vm.tier_objects)
+    return moved
+
+
+def settled_with_overflow(vms: list[NestedVm], out: str, period: float = 0.5) -> dict[str, list[str]]:
+    """settled() for several VMs at once, with the host's agent (overflow_round) watching each
+    VM's tier meanwhile. The tier objects each VM sent to disk."""
+    moved: dict[str, list[str]] = {vm.spec.name: [] for vm in vms}
+    last = {vm.spec.name: -1 for vm in vms}
+    stable = {vm.spec.name: 0 for vm in vms}
+    deadline = time.monotonic() + 600
+    while min(stable.values()) < 2:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the cgroups' swap did not settle: {last}")
+        for vm in vms:
+            name = vm.spec.name
+            if stable[name] >= 2:
+                continue
+            obj = overflow_round(vm)
+            if obj is not None:
+                moved[name].append(obj)
+            cur = swap_current(vm, out)
+            stable[name] = stable[name] + 1 if cur == last[name] and cur > 0 and obj is None else 0
+            last[name] = cur
+        time.sleep(period)
+    return moved
 
 
 def swapped_out(vm: NestedVm, fill: int, seed: int, pause: int | str, out: str) -> None:
@@ -376,7 +438,13 @@ class Released:
 def check_released(host: Host, run: TierRun, answer: dict[str, str] | None) -> Released:
     """After the pool's release of `run`: every chunk FREE (scrub done), the owner's chunk list
     empty, and the pages of the run that are still not zero (must be none)."""
-    if answer is None or int(answer["released"]) != run.count:
-        raise AssertionError(f"the pool did not release {run}: {answer}")
-    wait_free(host, range(run.first, run.first + run.count), timeout=5)
-    return Released(run, answer, owned_chunks(host, run.owner), nonzero_pages(host, run))
+    return check_released_runs(host, [run], answer)
+
+
+def check_released_runs(host: Host, runs: list[TierRun], answer: dict[str, str] | None) -> Released:
+    """check_released for every run a VM held when the pool released its chunks."""
+    if answer is None or int(answer["released"]) != sum(r.count for r in runs):
+        raise AssertionError(f"the pool did not release {runs}: {answer}")
+    for run in runs:
+        wait_free(host, range(run.first, run.first + run.count), timeout=5)
+    return Released(runs[0], answer, owned_chunks(host, runs[0].owner), sum(nonzero_pages(host, run) for run in runs))
