@@ -26,7 +26,9 @@
  *                         or truncated to N chunks: the batch swap-in's one pass;
  *                         the run's dirty bits are cleared first and read after each
  *                         pass: chunks written during a pass are copied again, up to 4
- *                         passes, else an error)
+ *                         passes, else the error "the run was written during each of 4
+ *                         passes": a run the guest keeps writing is copied with its
+ *                         vCPUs held)
  *   recopy VM FIRST N PATH  ok vm=VM ... passes=1 chunks=K path=PATH
  *                         (the final pass, with the VM's vCPUs held: the chunks of
  *                         FIRST..FIRST+N-1 written since the last pass of its copy are
@@ -65,6 +67,7 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -455,6 +458,7 @@ static int do_copy(struct pool *p, struct vm *vm, unsigned int first, unsigned i
 	size_t bytes = (size_t)n * p->chunk_bytes;
 	double t0 = now_ms();
 	unsigned int passes = 0, copied = 0, max_passes = final ? 1 : 4;
+	bool unsettled = false;	/* still written after the last pass */
 	const char *what = final ? "recopy" : "copy";
 	struct stat st;
 	uint8_t *map;
@@ -529,8 +533,10 @@ static int do_copy(struct pool *p, struct vm *vm, unsigned int first, unsigned i
 					       per, &set);
 		if (!ret && !written_chunks(p, bits, n, redo))
 			break;
-		if (!ret && passes == max_passes)
+		if (!ret && passes == max_passes) {
+			unsettled = true;
 			ret = -EAGAIN;
+		}
 	}
 	if (view)
 		cxltrack_view_close(p->t, CXLT_HARVEST_DIRTY);
@@ -539,9 +545,12 @@ static int do_copy(struct pool *p, struct vm *vm, unsigned int first, unsigned i
 	munmap(map, bytes);
 	if (ret) {
 		unlink(path);
-		if (final && ret == -EAGAIN)
+		if (final && unsettled)
 			return reply(out, len, "error recopy: the run was written during the final "
 				     "pass (the VM's vCPUs were not held)");
+		if (unsettled)
+			return reply(out, len, "error copy: the run was written during each of "
+				     "%u passes (copy it with the VM's vCPUs held)", passes);
 		return reply(out, len, "error %s: chunk copy: %s", what, cxltrack_strerror(ret));
 	}
 	return reply(out, len, "ok vm=%s owner=%u first=%u count=%u bytes=%zu ms=%.1f passes=%u "

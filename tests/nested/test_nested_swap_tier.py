@@ -19,6 +19,7 @@ from cxltrack.harness.swaptier import (
     Verified,
     _waiting,
     check_released,
+    check_released_runs,
     chunk_state,
     disk_area,
     fill_pages_in,
@@ -27,8 +28,10 @@ from cxltrack.harness.swaptier import (
     memtest_done,
     nonzero_pages,
     owned_chunks,
+    placement,
     recovery_round,
     settled,
+    settled_with_overflow,
     start_memtest,
     swap_disk,
     swapin_round,
@@ -446,6 +449,39 @@ def test_a_full_pool_sends_the_run_with_the_oldest_pages_to_disk_by_the_devices_
     )
 
 
+def test_the_hosts_agent_moves_runs_to_disk_while_a_workload_fills(host: Host) -> None:
+    """(1) The host's agent as step 3 of `make experiments-memflex --hybrid-overflow host` runs it
+    (swaptier.settled_with_overflow, overflow_round), on one VM: two runs (3 chunks at priority
+    10, 2 at 11) from a pool of 5, a workload filling 20 MiB under an 8 MiB limit at 2 MiB/s
+    (about 12 MiB to swap; the runs hold 10). While it fills the agent moves at least one run to
+    disk and gives its chunks back as a new run; then the workload verifies every word, and the
+    runs the VM held at the end are free and zero after its exit. Where the pages lie is printed,
+    not asserted: how many of the newest reach a disk depends on how fast the agent reacts
+    (docs/results.md, "2026-12-07: step 3 by the host's rule")."""
+    host.start_pool(0, 5 * host.chunk_bytes())
+    vm = host.start_vm(VmSpec("vmagent", swap_tier=SwapTier(3, disk_swap=32 * MiB, grow_ports=8)))
+    vm.grow_tier(2, priority=11)
+    memory_cgroup(vm, 8 * MiB)
+    fill, seed, out, go = 20 * MiB, 91, "/tmp/memtest.out", "/tmp/agent.go"
+    vm.run(f"rm -f {go}")
+    start_memtest(vm, fill, seed, go, out, mibps=2)
+    moved = settled_with_overflow([vm], out)[vm.spec.name]
+    place = placement(vm, seed)
+    runs = list(vm.tier_live.values())
+    assert moved and set(moved) == set(vm.tier_on_disk), (moved, vm.tier_on_disk)
+    assert len(runs) + len(moved) == vm.tier_objects, (runs, moved, vm.tier_objects)
+    vm.run(f"touch {go}")
+    done = Verified.parse(memtest_done(vm, out), fill, seed)
+    assert done.ok, done.text
+    vm.shutdown()
+    released = check_released_runs(host, runs, vm.tier_released)
+    assert released.nonzero_after == 0 and not released.owned_after, released
+    print(
+        f"[nested] the host's agent moved {moved} while the workload filled; pages: {place['swapped_kib']}, "
+        f"{place['disk_pages_newer_than_tier']} of {place['disk_pages']} on a disk newer than the tier's oldest"
+    )
+
+
 def test_a_vm_killed_mid_swap_out_leaves_no_chunk_owned(host: Host) -> None:
     """(e) A VM's QEMU is SIGKILLed while its workload swaps out to its tier: the host gives the
     run back to the pool, every chunk FREE and zero and the owner's CHUNK_LIST empty, and the
@@ -635,6 +671,45 @@ def test_a_write_after_the_last_copy_pass_reaches_the_copy(host: Host) -> None:
         f"[nested] a write after the last copy pass: {copy.recopied} chunk(s) copied again with the vCPUs held "
         f"{copy.held_s:.3f} s; the guest reads its write from the copy"
     )
+
+
+def test_a_run_written_through_every_copy_pass_is_copied_with_the_vcpus_held(host: Host) -> None:
+    """Issue 15 items 1 and 3: the host moves a run the guest keeps writing (the agent's overflow
+    can pick the run the guest swaps to next, once the one above it filled). The pool's copy
+    passes never settle: it says so ("written during each of 4 passes") and keeps nothing. The
+    copy with the vCPUs held throughout (`tier_to_ram(held_copy=True)`, tier_run_to_disk's
+    fallback) settles: the device's dirty bits of the run are clear after the revocation (no
+    write after the final pass), and the guest, writing on, reads its data back from the copy."""
+    vm = host.start_vm(VmSpec("vmbusy", swap_tier=SwapTier(2, swapon=False)))
+    run = vm.tier
+    assert run is not None
+    vm.run(
+        "modprobe virtio_pmem && modprobe nd_pmem && i=0; while [ ! -b /dev/pmem0 ]; do "
+        "i=$((i + 1)); [ $i -gt 100 ] && { echo no /dev/pmem0 >&2; exit 1; }; sleep 0.1; done",
+        timeout=120,
+    )
+    pages = 1024  # both chunks
+    vm.run(
+        f"dd if=/dev/urandom of=/tmp/data bs=4096 count={pages} 2>/dev/null && "
+        "(while :; do dd if=/tmp/data of=/dev/pmem0 bs=64k oflag=direct 2>/dev/null; done) "
+        ">/dev/null 2>&1 & echo $! > /tmp/writer.pid"
+    )
+    try:
+        with pytest.raises(PoolError, match="written during each of 4 passes"):
+            vm.tier_to_ram()
+        copy = vm.tier_to_ram(held_copy=True)
+    finally:
+        vm.run("kill $(cat /tmp/writer.pid); sleep 0.5", check=False)
+    got = vm.run(
+        f"dd if=/dev/pmem0 of=/tmp/got bs=4096 count={pages} iflag=direct 2>/dev/null && cmp /tmp/got /tmp/data && "
+        "echo same"
+    ).out.split()
+    assert got == ["same"], got
+    vm.run("sleep 1")  # the writer's last dd has ended
+    answer = vm.release_tier()
+    assert int(answer["released"]) == run.count, answer
+    wait_free(host, range(run.first, run.first + run.count))
+    print(f"[nested] a run written through every copy pass: copied held, {copy}")
 
 
 def test_a_device_reset_keeps_a_running_vms_tier(host: Host) -> None:

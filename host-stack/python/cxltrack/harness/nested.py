@@ -1041,6 +1041,7 @@ class NestedVm:
         after_copy: Callable[[], None] | None = None,
         names: list[str] | None = None,
         keep: bool = False,
+        held_copy: bool = False,
     ) -> TierCopy:
         """MemFlex's batch swap-in, driven by the host (docs/swap-design.md section 5): the pool
         has the device copy every chunk of the tier into L1's RAM by DMA (CHUNK_COPY, `copy`
@@ -1063,7 +1064,8 @@ class NestedVm:
         calls before; by default here). `after_copy`: called between the copy and the hold (a
         test's write into that window). `names`: these tier objects only (default: every run
         still on the device). `keep`: the copies' files stay (tier_run_to_disk), else their
-        names go once QEMU maps them."""
+        names go once QEMU maps them. `held_copy`: the vCPUs are held for the whole copy, not
+        only its final pass (a run the guest keeps writing, whose passes would not settle)."""
         pool = self.host.pool
         if not self.tier_live or pool is None or pool.dead or self.qmp is None:
             raise PoolError(f"L2 VM {self.spec.name} has no tier on the device to take to RAM")
@@ -1091,14 +1093,18 @@ class NestedVm:
                 totals["recopied"] += int(a["chunks"])
 
         h1 = time.monotonic()
-        for name, run in live:
-            timed("copy", functools.partial(copy, name, run))
-        if after_copy is not None:
-            after_copy()
+        if not held_copy:
+            for name, run in live:
+                timed("copy", functools.partial(copy, name, run))
+            if after_copy is not None:
+                after_copy()
         held = time.monotonic()
         try:
             for name, _ in live:
                 self._hold(name, True)
+            if held_copy:
+                for name, run in live:
+                    timed("copy", functools.partial(copy, name, run))
             for name, run in live:
                 timed("final pass", functools.partial(copy, name, run, "recopy"))
             for name, _ in live:
@@ -1195,7 +1201,8 @@ class NestedVm:
         a file on the host's disk (TIER_DISK_DIR, where the VMs' disk images are: L1's tmpfs in
         this harness). tier_to_ram's steps for this run alone: the device copies its chunks by
         DMA while the VM runs, the vCPUs are held for the final pass, the backend is revoked
-        with the file (`x-revoked-copy`). The guest keeps its swap area and reads those pages
+        with the file (`x-revoked-copy`); a run the guest writes through every pass of the
+        copy is copied again with the vCPUs held throughout. The guest keeps its swap area and reads those pages
         from the file from then on. Then the pool releases the chunks and waits for their scrub,
         so they can be granted again (grow_tier). The file goes when the VM's tier is given
         back. The pool's answer."""
@@ -1203,7 +1210,13 @@ class NestedVm:
         run = self.tier_live.get(name)
         if run is None or pool is None or pool.dead:
             raise PoolError(f"L2 VM {self.spec.name}: {name} is no tier run on the device")
-        self.tier_to_ram(where=TIER_DISK_DIR, names=[name], keep=True)
+        try:
+            self.tier_to_ram(where=TIER_DISK_DIR, names=[name], keep=True)
+        except PoolError as exc:
+            # the guest writes this run now (the one above it filled): copy it held
+            if "written during each of" not in str(exc):
+                raise
+            self.tier_to_ram(where=TIER_DISK_DIR, names=[name], keep=True, held_copy=True)
         self.tier_on_disk[name] = f"{TIER_DISK_DIR}/tiercopy-{self.spec.name}-{name}"
         if run in self.tier_grown:
             self.tier_grown.remove(run)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from .agent import GuestError
 from .nested import MOUNT_CGROUP2, Host, NestedVm, TierCopy, TierRun
@@ -301,6 +302,32 @@ def first_pass_done(vm: NestedVm, out: str, timeout: float = 600) -> None:
 
 def _uptime_cmd(var: str) -> str:
     return f"{var}=$(cut -d' ' -f1 /proc/uptime)"
+
+
+def placement(vm: NestedVm, seed: int) -> dict[str, Any]:
+    """Where the pages of `vm`'s waiting workload (cxl-memtest with `seed`) lie: `swapped_kib`
+    per area (the tier's only the pages it alone holds: a block dm-writecache wrote back stays
+    in the tier's memory until reused), the pages on disk newer than the oldest page the tier
+    alone holds (the workload writes its pages in order and the guest's reclaim takes the
+    oldest first, so the LRU rule leaves few), and, under the LRU rule, dm-writecache's
+    counters."""
+    disk = swap_disk(vm)
+    on_disk = disk_pages(vm, seed)
+    # The host rule: the runs the host sent to disk are files in its /dev/shm, and the runs on
+    # the device are one swap area each (their pages count as the tier's, under TIER).
+    devices = {obj: dev for dev, obj in vm.tier_plugged.items()} | {"tier0": TIER}
+    on_host_disk = [p for path in vm.tier_on_disk.values() for p in fill_pages_in(vm.host, seed, path)]
+    in_tier = {p for obj in vm.tier_live for p in fill_pages_in(vm, seed, devices[obj])}
+    tier_only = sorted(in_tier - set(on_disk) - set(on_host_disk))
+    newer = sum(1 for p in on_disk + on_host_disk if tier_only and p > tier_only[0])
+    return {
+        "swapped_kib": {TIER: len(tier_only) * 4, disk: len(on_disk) * 4}
+        | ({"host disk": len(on_host_disk) * 4} if vm.tier_on_disk else {}),
+        "disk_pages": len(on_disk) + len(on_host_disk),
+        "disk_pages_newer_than_tier": newer,
+        "swaps_kib": {d: u for d, (_, u, _) in vm.swaps().items()},
+        "dm": vm.tier_dm_status() if vm.tier_dm is not None else None,
+    }
 
 
 # -- measurements ----------------------------------------------------------------
