@@ -1202,10 +1202,10 @@ class NestedVm:
         this harness). tier_to_ram's steps for this run alone: the device copies its chunks by
         DMA while the VM runs, the vCPUs are held for the final pass, the backend is revoked
         with the file (`x-revoked-copy`); a run the guest writes through every pass of the
-        copy is copied again with the vCPUs held throughout. The guest keeps its swap area and reads those pages
-        from the file from then on. Then the pool releases the chunks and waits for their scrub,
-        so they can be granted again (grow_tier). The file goes when the VM's tier is given
-        back. The pool's answer."""
+        copy is copied again with the vCPUs held throughout. The guest keeps its swap area and
+        reads those pages from the file from then on. Then the pool releases the chunks and
+        waits for their scrub, so they can be granted again (grow_tier). The file goes when the
+        VM's tier is given back. The pool's answer."""
         pool = self.host.pool
         run = self.tier_live.get(name)
         if run is None or pool is None or pool.dead:
