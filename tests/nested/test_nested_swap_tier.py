@@ -109,7 +109,7 @@ def test_a_released_tier_reaches_the_next_vm_scrubbed(host: Host) -> None:
     vm1 = host.start_vm(VmSpec("vm1", swap_tier=tier))
     run1 = vm1.tier
     assert run1 is not None
-    vm1.run("modprobe virtio_pmem && modprobe nd_pmem && i=0; while [ ! -b /dev/pmem0 ]; do sleep 0.1; done")
+    vm1.tier_device_ready()
     size = run1.size
     fill_tier(vm1, size)
     assert nonzero_bytes(vm1) == size
@@ -122,7 +122,7 @@ def test_a_released_tier_reaches_the_next_vm_scrubbed(host: Host) -> None:
     vm2 = host.start_vm(VmSpec("vm2", swap_tier=tier))
     run2 = vm2.tier
     assert run2 is not None and (run2.first, run2.count) == (run1.first, run1.count), (run1, run2)
-    vm2.run("modprobe virtio_pmem && modprobe nd_pmem && i=0; while [ ! -b /dev/pmem0 ]; do sleep 0.1; done")
+    vm2.tier_device_ready()
     assert int(vm2.run("blockdev --getsize64 /dev/pmem0").out) == size
     found = nonzero_bytes(vm2)
     print(f"[nested] isolation: run {run1.first}+{run1.count}: vm1 wrote {size} bytes, vm2 read {found} non-zero")
@@ -138,7 +138,7 @@ def test_a_released_tier_is_out_of_the_vms_reach(host: Host) -> None:
     vm = host.start_vm(VmSpec("vm0", swap_tier=SwapTier(4, swapon=False)))
     run = vm.tier
     assert run is not None
-    vm.run("modprobe virtio_pmem && modprobe nd_pmem && i=0; while [ ! -b /dev/pmem0 ]; do sleep 0.1; done")
+    vm.tier_device_ready()
     size = run.size
     fill_tier(vm, size)
     assert nonzero_pages(host, run) == size // 4096  # the control: the guest reaches the chunks
@@ -640,11 +640,7 @@ def test_a_write_after_the_last_copy_pass_reaches_the_copy(host: Host) -> None:
     vm = host.start_vm(VmSpec("vmwin", swap_tier=SwapTier(2, swapon=False)))
     run = vm.tier
     assert run is not None
-    vm.run(
-        "modprobe virtio_pmem && modprobe nd_pmem && i=0; while [ ! -b /dev/pmem0 ]; do "
-        "i=$((i + 1)); [ $i -gt 100 ] && { echo no /dev/pmem0 >&2; exit 1; }; sleep 0.1; done",
-        timeout=120,
-    )
+    vm.tier_device_ready()
     pages, at, count = 64, 10, 4
     # the old pages on the device before the copy, the new ones into the window after it
     vm.run(
@@ -683,11 +679,7 @@ def test_a_run_written_through_every_copy_pass_is_copied_with_the_vcpus_held(hos
     vm = host.start_vm(VmSpec("vmbusy", swap_tier=SwapTier(2, swapon=False)))
     run = vm.tier
     assert run is not None
-    vm.run(
-        "modprobe virtio_pmem && modprobe nd_pmem && i=0; while [ ! -b /dev/pmem0 ]; do "
-        "i=$((i + 1)); [ $i -gt 100 ] && { echo no /dev/pmem0 >&2; exit 1; }; sleep 0.1; done",
-        timeout=120,
-    )
+    vm.tier_device_ready()
     pages = 1024  # both chunks
     vm.run(
         f"dd if=/dev/urandom of=/tmp/data bs=4096 count={pages} 2>/dev/null && "

@@ -885,12 +885,16 @@ class NestedVm:
         self.run(f"cxlt-dmwc remove {TIER_DM}")
         self.tier_dm = None
 
-    def _tier_swap_on(self, t: SwapTier, swapon: bool = True) -> None:
+    def tier_device_ready(self) -> None:
+        """Load the guest's pmem drivers and wait (10 s at most) for the tier's /dev/pmem0."""
         self.run(
             "modprobe virtio_pmem && modprobe nd_pmem && i=0; while [ ! -b /dev/pmem0 ]; do "
             "i=$((i + 1)); [ $i -gt 100 ] && { echo no /dev/pmem0 >&2; exit 1; }; sleep 0.1; done",
             timeout=120,
         )
+
+    def _tier_swap_on(self, t: SwapTier, swapon: bool = True) -> None:
+        self.tier_device_ready()
         if t.check_fresh:
             out = self.run("cxlt-daxcount /dev/pmem0 0 $(blockdev --getsize64 /dev/pmem0)", timeout=300).out
             m = re.match(r"pages=(\d+) nonzero=(\d+) ", out)
