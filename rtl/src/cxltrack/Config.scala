@@ -30,10 +30,11 @@ case class CxlTrackParams(
     dmaAddrBits: Int = 64,
     // the CHUNK_COPY engine ([[CopyEngine]], CAP_DMA.COPY, docs/spec.md 7.1); needs the DMA port (`dmaAddrBits` > 0)
     dmaCopy: Boolean = true,
-    // the dirty and accessed fine bitmaps in a device-DRAM carve-out behind an on-chip update cache ([[DramBitmaps]],
-    // docs/spec.md section 12) instead of on-chip RAM; from the configuration's [rtl] section (`dram_tables = 1`)
+    // the dirty and accessed fine bitmaps and the hotness counters in a device-DRAM carve-out behind an on-chip update
+    // cache ([[DramTables]], docs/spec.md section 12) instead of on-chip RAM; from the configuration's [rtl] section
+    // (`dram_tables = 1`)
     dramTables: Boolean = false,
-    // entries of the update cache (one 512-page row each); `update_cache_entries` in [rtl]
+    // entries of the update cache (one 64-byte line each); `update_cache_entries` in [rtl]
     cacheEntries: Int = 16
 ) {
   require(dataBits == 512, "one beat is one 64-byte line")
@@ -70,9 +71,9 @@ case class CxlTrackParams(
   )
   require(cacheEntries >= 1 && cacheEntries <= 256, "update cache: 1 to 256 entries")
   // the carve-out at the top of device DRAM, above the capacity the host sees: dirty bitmap, then accessed bitmap
-  // (one 64-byte line per 512-page row)
+  // (one 64-byte line per 512-page row), then hotness (one 64-byte line per 64-page word)
   val carveBase: BigInt  = capacityBytes
-  val carveBytes: BigInt = BigInt(2) * rows * 64
+  val carveBytes: BigInt = (BigInt(2) * rows + words) * 64
   val dramAddrBits: Int  = log2Ceil(capacityBytes + carveBytes)
 }
 

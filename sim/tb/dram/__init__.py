@@ -1,2 +1,3 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Benches of the harvest engine with its bitmaps in device DRAM (DramHarvestBench, config/dram1t.toml)."""
+"""Benches of the harvest engine with its bitmaps and hotness counters in device DRAM (DramHarvestBench,
+config/dram1t.toml)."""

@@ -12,7 +12,15 @@ positive"):
   clearing harvest of the page; that is the one legal false positive.
 
 The checker keeps, per table, the pages with a required report, the pages whose report is optional (a racing set), the
-clearing harvests done (ranges and launch cycles) and the overflows seen."""
+clearing harvests done (ranges and launch cycles) and the overflows seen.
+
+HotChecker does the same for the hotness counters, by interval: each page's counter is known to lie in [lo, hi]
+(exact, lo = hi, when no increment raced the last harvest of it). An increment before the launch (3 cycles or more)
+raises both ends, a racing one only hi; a harvest's report must lie in the interval and then fixes the counter again
+(the step's value is the report, CLEAR or DECAY applied, plus at most the racing increments). An increment that found
+the update cache full is lost but flags its group of 32 768 pages, and the group's next step makes every counter in it
+at least 1 in DRAM: so such an increment raises lo to 1, and any page of a group flagged since its last harvest may
+read one more than counted (1 in DRAM, plus the increments the cache still held)."""
 
 from __future__ import annotations
 
@@ -22,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cxltrack import regs
+from cxltrack.regs import Op
 
 from ..harvest.driver import HarvestDut, op_value
 from .sparse_dram import HostMemory, SparseDram
@@ -34,6 +43,81 @@ HARVEST_TIMEOUT = 500_000  # cycles: a 64 GiB DMA harvest (test_dram_dma) takes 
 
 def dma_op_value(table: int, clear: bool) -> int:
     return op_value(table, clear) | int(_OP.field("DMA").put(1))
+
+
+HOT_MODES = ("read", "clear", "decay")
+
+
+def hot_op_value(mode: str, dma: bool) -> int:
+    """CMD_OP of a hotness harvest: `mode` read, clear (CLEAR) or decay (DECAY)."""
+    return int(
+        _OP.field("OP").put(Op.HARVEST_HOTNESS)
+        | _OP.field("CLEAR").put(int(mode == "clear"))
+        | _OP.field("DECAY").put(int(mode == "decay"))
+        | _OP.field("DMA").put(int(dma))
+    )
+
+
+@dataclass
+class HotPage:
+    lo: int = 0
+    hi: int = 0
+    last: int = -(10**9)  # launch of the last harvest that reported the page
+    incs: list[list[int]] = field(default_factory=list)  # [cycle, overflowed] not yet seen by a harvest
+
+
+class HotChecker:
+    """The hotness counters by interval (module docstring); `hot_max` is the counters' saturation value."""
+
+    def __init__(self, hot_max: int) -> None:
+        self.max = hot_max
+        self.pages: dict[int, HotPage] = {}
+        self.overflows: dict[int, list[int]] = defaultdict(list)  # group -> cycles
+        self.exact = 0  # reports checked against an exact value
+        self.saturated = 0  # reports of the saturation value
+        self.licensed = 0  # reports above the count that only an overflow explains
+
+    def inc(self, cycle: int, page: int) -> None:
+        self.pages.setdefault(page, HotPage()).incs.append([cycle, 0])
+
+    def overflow(self, cycle: int, page: int) -> None:
+        """The increment of `page` presented in `cycle` found the cache full."""
+        self.pages[page].incs[-1][1] = 1
+        self.overflows[page // GROUP_PAGES].append(cycle)
+
+    def _licensed(self, page: int, since: int, done: int) -> bool:
+        cycles = self.overflows.get(page // GROUP_PAGES, [])
+        i = bisect.bisect_left(cycles, since - RACE)
+        return i < len(cycles) and cycles[i] <= done
+
+    def harvest(self, start: int, count: int, mode: str, launch: int, done: int, values: bytes) -> None:
+        """Check one hotness harvest of [start, start + count) (`values`: a byte per page); raise on a breach."""
+        assert len(values) == count
+        where = f"hotness [{start}, {start + count}) {mode} launched {launch} done {done}"
+        for i, got in enumerate(values):
+            page = start + i
+            pg = self.pages.get(page)
+            if pg is None:
+                if got == 0:
+                    continue
+                pg = self.pages[page] = HotPage()
+            before = [o for c, o in pg.incs if c <= launch - RACE]
+            lo = min(pg.lo + sum(1 for o in before if not o), self.max)
+            if any(before):
+                lo = max(lo, 1)
+            hi = min(pg.hi + len(pg.incs), self.max)
+            if self._licensed(page, pg.last, done):
+                hi = min(hi + 1, self.max)  # max(c, 1) in DRAM, then the increments the cache held
+            assert lo <= got <= hi, (
+                f"{where}: page {page} reads {got}, expected {lo}..{hi} "
+                f"({len(before)} increments before the launch, {len(pg.incs) - len(before)} racing)"
+            )
+            self.exact += lo == hi
+            self.saturated += got == self.max
+            self.licensed += got > min(pg.hi + len(pg.incs), self.max)
+            after = 0 if mode == "clear" else got >> 1 if mode == "decay" else got
+            pg.lo, pg.hi = after, min(after + len(pg.incs) - len(before), self.max)
+            pg.last, pg.incs = launch, []
 
 
 @dataclass
@@ -100,15 +184,36 @@ class Checker:
 class DramDut(HarvestDut):
     """HarvestDut with the DRAM model on `d_axi`, the host memory model on `h_axi`, and the overflow monitor."""
 
-    def __init__(self, dut: Any, dram: SparseDram, checker: Checker) -> None:
+    def __init__(self, dut: Any, dram: SparseDram, checker: Checker, hot: HotChecker | None = None) -> None:
         super().__init__(dut)
         self.dram = dram
         self.host = HostMemory(dut)
         self.checker = checker
+        self.hot = hot
         self.stalled = 0  # cycles the engine's clock was held
         self.overflows = 0  # sets that found the update cache full
+        self.hot_overflows = 0  # increments that found the update cache full
+        self._inc: int | None = None  # the hotness increment of this cycle
+
+    async def step(
+        self,
+        launch: tuple[int, int, int] | None = None,
+        sets: tuple[int | None, int | None] = (None, None),
+        read: int | None = None,
+        arg2: int = 0,
+        inc: int | None = None,
+    ) -> None:
+        """HarvestDut.step, plus a hotness increment of page `inc`."""
+        d = self.dut
+        d.io_hotInc_valid.value = int(inc is not None)
+        d.io_hotInc_bits.value = inc or 0
+        self._inc = inc
+        if inc is not None and self.hot is not None:
+            self.hot.inc(self.cycle, inc)
+        await super().step(launch, sets, read, arg2)
 
     async def start(self) -> None:
+        self.dut.io_hotInc_valid.value = 0
         self.dram.start()
         await super().start()
         self.host.start()
@@ -124,6 +229,10 @@ class DramDut(HarvestDut):
             if page is not None and ovf >> table & 1:
                 self.checker.overflow(table, self.cycle, page)
                 self.overflows += 1
+        if self._inc is not None and ovf >> 2 & 1:
+            assert self.hot is not None, "a hotness increment without a HotChecker"
+            self.hot.overflow(self.cycle, self._inc)
+            self.hot_overflows += 1
 
     async def harvest(
         self, table: int, start: int, count: int, clear: bool, sets: Any = None, dma_addr: int | None = None
@@ -160,3 +269,33 @@ class DramDut(HarvestDut):
             value ^= low
         assert result0 == len(reported), f"RESULT0 {result0}, {len(reported)} bits in the result"
         return reported, launch, done
+
+    async def harvest_hot(
+        self, start: int, count: int, mode: str, activity: Any = None, dma_addr: int | None = None
+    ) -> tuple[bytes, int, int]:
+        """Launch one hotness harvest (`mode` in HOT_MODES; RESULT window, or DMA to `dma_addr`), run
+        `activity()` -> (sets, inc) each cycle while it is busy, wait for it and the tables to be idle; returns
+        (a byte per page, launch, done)."""
+        activity = activity or (lambda: ((None, None), None))
+        launch = self.cycle
+        sets, inc = activity()
+        op = hot_op_value(mode, dma_addr is not None)
+        await self.step(launch=(op, start, count), sets=sets, arg2=dma_addr or 0, inc=inc)
+        while True:
+            sets, inc = activity()
+            await self.step(sets=sets, inc=inc)
+            if not self.busy:
+                break
+            assert self.cycle - launch <= HARVEST_TIMEOUT, (
+                f"hotness harvest [{start}, +{count}) {mode} launched at {launch}: still busy after "
+                f"{HARVEST_TIMEOUT} cycles (engine enable {int(self.dut.io_engineEn.value)})"
+            )
+        done = self.cycle
+        code, result0 = self.status()
+        assert code == 0, f"hotness harvest [{start}, +{count}) {mode}: status {code:#x}"
+        if dma_addr is not None:
+            values = self.host.read_bytes(dma_addr, count)
+        else:
+            values = b"".join([await self.read_line(line) for line in range(count // 64)])
+        assert result0 == sum(1 for v in values if v), f"RESULT0 {result0}, {sum(1 for v in values if v)} non-zero"
+        return values, launch, done
