@@ -88,8 +88,8 @@ $(RTL_HARVEST_BENCH): $(TOP)/config/harvest64g.toml $(RTL_SRC) | rtl-deps
 	@$(MILL) rtl.runMain cxltrack.HarvestBenchMain --config $< --target-dir $(dir $@) --dirty-only --packed-state \
 		>$(RTL_BUILD)-harvest-harvest64g.log 2>&1 || { tail -40 $(RTL_BUILD)-harvest-harvest64g.log; exit 1; }
 
-# The harvest engine with its dirty/accessed bitmaps and hotness counters in device DRAM behind the update cache (DramHarvestBench,
-# rtl/src/cxltrack/DramTables.scala) at 1 TiB (config/dram1t.toml): its benches (sim/tb/dram/) and `make synth-estimate`
+# The command engine with its per-page tables (bitmaps, hotness, BAT) in device DRAM behind the update cache
+# (DramHarvestBench, rtl/src/cxltrack/DramTables.scala) at 1 TiB (config/dram1t.toml): its benches (sim/tb/dram/) and `make synth-estimate`
 RTL_DRAM_SIM := $(RTL_BUILD)/dram-dram1t/filelist.f
 $(RTL_BUILD)/dram-%/filelist.f: $(TOP)/config/%.toml $(RTL_SRC) | rtl-deps
 	@mkdir -p $(RTL_BUILD)
@@ -153,8 +153,8 @@ bench-harvest: $(RTL_HARVEST_BENCH) rtl-sim rtl-deps guest ## harvest engine cyc
 
 SYNTH_TIMEOUT ?= 3600
 SYNTH_SCALING := 1 4
-# The 1 TiB harvest top with the dirty/accessed bitmaps and hotness in device DRAM (config/dram1t.toml, DramHarvestBench:
-# command engine + DramTables + DMA writer; the BAT has no DRAM form, so the whole core is not built at 1 TiB) runs
+# The 1 TiB engine top with every per-page table in device DRAM (config/dram1t.toml, DramHarvestBench: command engine +
+# DramTables + DMA writer; the whole core is not built at 1 TiB, docs/rtl-notes.md) runs
 # after the default core, both without Yosys's fsm pass (NOFSM=1, sim/synth_estimate.sh: FSM_DETECT over the 1 024-entry
 # chunk owner table alone took ~1 h, and over a default core's had not ended at 900 s under load; the v3 default core's
 # recorded figure, docs/rtl-results.md, is NOFSM=1's, 41 min wall under load; the board wrapper, its core a black box,

@@ -84,7 +84,7 @@ def harvest(cfg: str = "default") -> Design:
 
 
 def dram(cfg: str = "dram1t") -> Design:
-    """The harvest engine with its bitmaps and hotness counters in device DRAM, DramHarvestBench (`make
+    """The command engine with its per-page tables in device DRAM, DramHarvestBench (`make
     rtl-dram-sim`); benches in sim/tb/dram/ (a sparse DRAM model on its d_axi port), which read its parameters from
     $CXLTRACK_HARVEST_JSON."""
     d = BUILD / "rtl" / f"dram-{cfg}"

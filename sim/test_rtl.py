@@ -3,7 +3,7 @@
 the whole core are sim/tb/test_*.py, the block benches sim/tb/blocks/test_*.py (each names its block
 in a `BLOCK = "<Name>"` line), the board wrapper's sim/tb/board/test_*.py (Verilator only), the
 harvest engine's sim/tb/harvest/test_*.py (HarvestBench, default configuration), the harvest engine with its
-bitmaps and hotness in device DRAM, sim/tb/dram/test_*.py (DramHarvestBench, config/dram1t.toml, Verilator only).
+per-page tables in device DRAM, sim/tb/dram/test_*.py (DramHarvestBench, config/dram1t.toml, Verilator only).
 Each runs on every simulator given with `--sim` (`make test-rtl`: Verilator and Icarus, at the same iteration counts;
 Icarus is ~2-3x slower on these benches); `--bench NAME` (`make test-rtl BENCH=NAME`) runs one
 bench, core, block or board."""
@@ -31,7 +31,7 @@ BOARD_SIMS = ("verilator",)
 # The harvest engine alone (HarvestBench) at the default configuration: sim/tb/harvest/test_*.py, on every simulator.
 HARVEST_BENCH_DIR = SIM_DIR / "tb" / "harvest"
 HARVEST_DESIGNS = ("default", "default-packed")  # the core's form of the tables, and the packed one (bench-harvest)
-# The harvest engine with the bitmaps and hotness in device DRAM at 1 TiB (DramHarvestBench): sim/tb/dram/test_*.py, on
+# The command engine with its per-page tables in device DRAM at 1 TiB (DramHarvestBench): sim/tb/dram/test_*.py, on
 # Verilator only (its engine runs on a latch-gated clock; the engine itself is the one the harvest benches run on both)
 DRAM_BENCH_DIR = SIM_DIR / "tb" / "dram"
 DRAM_SIMS = ("verilator",)

@@ -71,9 +71,10 @@ case class CxlTrackParams(
   )
   require(cacheEntries >= 1 && cacheEntries <= 256, "update cache: 1 to 256 entries")
   // the carve-out at the top of device DRAM, above the capacity the host sees: dirty bitmap, then accessed bitmap
-  // (one 64-byte line per 512-page row), then hotness (one 64-byte line per 64-page word)
+  // (one 64-byte line per 512-page row), hotness (one line per 64-page word), BAT validity (as the bitmaps), then the
+  // BAT payload (8 bytes per page: one line per 8 pages)
   val carveBase: BigInt  = capacityBytes
-  val carveBytes: BigInt = (BigInt(2) * rows + words) * 64
+  val carveBytes: BigInt = (BigInt(3) * rows + words + (pages + 7) / 8) * 64
   val dramAddrBits: Int  = log2Ceil(capacityBytes + carveBytes)
 }
 

@@ -21,8 +21,8 @@ import chisel3.util._
  */
 class CxlTrackCore(val p: CxlTrackParams) extends Module {
   override def desiredName = "CxlTrackCore"
-  // the whole core keeps every table on chip; with dram_tables only the harvest top is built (DramHarvestBench): the
-  // BAT has no DRAM form yet (docs/rtl-notes.md, "Tables in device DRAM")
+  // the whole core keeps every table on chip; with dram_tables only the engine top is built (DramHarvestBench): the
+  // core's side of the gated engine clock is not designed yet (docs/rtl-notes.md, "Why the whole core is not built")
   require(!p.dramTables, "dram_tables = 1: build DramHarvestBench (DramHarvestMain), not the whole core")
 
   val s_axi  = IO(Flipped(new Axi4(p.addrBits, p.dataBits, p.idBits)))

@@ -9,44 +9,53 @@ object DramTable {
   val Dirty    = 0 // a 64-byte line per 512-page row, one bit per page
   val Accessed = 1 // as Dirty
   val Hotness  = 2 // a 64-byte line per 64-page word, one byte per page (the low `hot_bits` bits used)
-  val Count    = 3
+  val BatValid = 3 // as Dirty: a page's association is valid; a cache entry holds the pages invalidated since
+  val Count    = 4
 }
 
 /**
- * The dirty and accessed fine bitmaps and the hotness counters in a device-DRAM carve-out (docs/spec.md section 12,
- * docs/rtl-notes.md "Tables in device DRAM"), behind the same harvest interface as the on-chip tables: a harvest step
- * answered two engine cycles later with the row as it was, and the summary scan of up to `scanRows` rows from
- * `scanRow`.
+ * The per-page tables in a device-DRAM carve-out (docs/spec.md section 12, docs/rtl-notes.md "Tables in device DRAM"):
+ * the dirty and accessed fine bitmaps, the hotness counters and the BAT (validity bitmap and payload), behind the same
+ * interfaces as the on-chip tables: a harvest step answered two engine cycles later with the row as it was, the summary
+ * scan of up to `scanRows` rows from `scanRow`, and a BAT request answered as [[CommandEngine]] expects.
  *
- * Where a bit lives. A page set (dirty, accessed) or increment (hotness) from the data path goes into the on-chip
- * write-back **update cache** (`cacheEntries` entries of 512 bits, fully associative, shared by the three tables) in
- * the cycle after it is presented: ORed into the row's entry (a bitmap), added with saturation to the counter's byte in
- * the word's entry (hotness: the entry holds increments not yet in DRAM), or put into a free entry; it never waits.
- * When no entry is free the set goes to the **overflow** flag of its table's group of 32 768 pages (64 bitmap rows, 512
- * hotness words; 128 MiB at 4 KiB pages): a bitmap group is then reported all-dirty by the next harvest (a false
- * positive, never a lost write); a hotness group gets every counter raised to at least 1 (an increment may be lost, but
- * a page accessed since the last clearing harvest never reads 0, which is what reclaim takes for cold). The cache is
- * written back, one line per DRAM read-modify-write, when it is half full.
+ * Where a bit lives. A page set (dirty, accessed), increment (hotness) or invalidation (a write: BAT validity) from the
+ * data path goes into the on-chip write-back **update cache** (`cacheEntries` entries of 512 bits, fully associative,
+ * shared by the tables) in the cycle after it is presented: ORed into the row's entry (a bitmap; for BAT validity the
+ * entry holds the pages invalidated since, cleared from the line when it is read), added with saturation to the
+ * counter's byte in the word's entry (hotness: the entry holds increments not yet in DRAM), or put into a free entry;
+ * it never waits. An invalidation in a group with no association (`assoc`) is dropped: nothing to clear. When no entry
+ * is free the set goes to the **overflow** flag of its table's group of 32 768 pages (64 rows, 512 hotness words; 128
+ * MiB at 4 KiB pages): a bitmap group is then reported all-dirty by the next harvest (a false positive, never a lost
+ * write); a hotness group gets every counter raised to at least 1 (an increment may be lost, but a page accessed since
+ * the last clearing harvest never reads 0, which is what reclaim takes for cold); a BAT group becomes all invalid
+ * (safe: a page is then treated as written, never as clean). The cache is written back, one line per DRAM
+ * read-modify-write, when it is half full.
  *
- * In DRAM a line of table t, row or word k, is at `carveBase + (t * rows + k) * 64`. An on-chip **summary** bit per
- * line says whether the line may be non-zero (a RAM of 64-bit words: one word of both bitmaps per 64 rows, one word of
- * hotness per 64 words). A clear summary bit means the line is zero whatever DRAM holds, so nothing needs clearing
- * after reset, a write-back into a clean line is a plain write and a harvest of a clean line reads nothing.
+ * In DRAM the carve-out holds, in this order, the dirty rows, the accessed rows, the hotness words, the BAT validity
+ * rows (one 64-byte line each) and the BAT payload (block and disk, 8 bytes per page). An on-chip **summary** bit per
+ * line says whether the line may be non-zero (a RAM of 64-bit words: one word of the three bitmaps per 64 rows, one
+ * word of hotness per 64 words). A clear summary bit means the line is zero whatever DRAM holds, so nothing needs
+ * clearing after reset, a write-back into a clean line is a plain write and a harvest of a clean line reads nothing.
  *
- * The controller does one thing at a time, in this order: the engine's pending step, the engine's scan window, a
- * write-back. A step on line k: if k's group overflowed, first materialise the group (bitmaps: all-ones lines; hotness:
- * every counter max(c, 1), a read-modify-write per line; summary bits set, flag cleared); then take k's cache entry out
- * of the cache (later sets go to a new entry: they come after the step), read the line if its summary bit is set,
- * answer `line | entry` (hotness: the saturating sum), write back what the step leaves (ZERO clears, HALVE halves every
- * counter, MARK sets the masked words, READ keeps) and its summary bit. The scan (bitmaps only: a hotness harvest steps
- * every word) is exact or conservative: a row is marked if its summary bit, its group's overflow flag, a cache entry,
- * or the row the controller is working on says so.
+ * The controller does one thing at a time, in this order: the engine's pending step or BAT request, the engine's scan
+ * window, a write-back. A step on line k: if k's group overflowed, first materialise the group (bitmaps: all-ones
+ * lines; hotness: every counter max(c, 1), a read-modify-write per line; BAT: summary bits cleared; flag cleared); then
+ * take k's cache entry out of the cache (later sets go to a new entry: they come after the step), read the line if its
+ * summary bit is set, answer `line | entry` (hotness: the saturating sum; BAT: `line & ~entry`), write back what the
+ * step leaves (ZERO clears, HALVE halves every counter, MARK sets the masked words, READ keeps; BAT SET and CLEAR the
+ * page's bit) and its summary bit. A BAT_SET writes its payload bytes (byte strobes, no read), a BAT_GET or BAT_DISCARD
+ * of a valid entry reads them. The scan (bitmaps only: a hotness harvest steps every word) is exact or conservative: a
+ * row is marked if its summary bit, its group's overflow flag, a cache entry, or the row the controller is working on
+ * says so.
  *
  * Engine timing: DRAM answers in tens of cycles, the engine expects two. So the engine runs on a gated clock (`en`,
- * [[DramHarvestBench]]): this block holds `en` low while the engine's latest step has no answer yet, or while the
- * engine is in a command and the scan window does not cover `scanRow`. In the engine's own cycles everything is as with
- * the on-chip tables. The data path is never held: only the engine waits, and the cache only back-pressures itself
- * (overflow).
+ * [[DramHarvestBench]]): this block holds `en` low while the engine's latest step or BAT request has no answer yet, or
+ * while the engine is in a command and the scan window does not cover `scanRow`. In the engine's own cycles everything
+ * is as with the on-chip tables. The data path is never held: only the engine waits, and the cache only back-pressures
+ * itself (overflow). A BAT_SET or BAT_CLEAR completes in the engine at once; its effect is ordered where its cache
+ * entry is taken, and `busy` stays high until then, so a host that waits for it (the core's CMD_STATUS.BUSY must
+ * include it) sees every later write invalidate the new association.
  *
  * `setTables`: the table of each set port (the data path's sources; static, so that each port's logic is only its
  * table's).
@@ -75,7 +84,12 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
     val scanBits = Output(Vec(2, UInt(p.scanRows.W)))
     val en       = Output(Bool())
     val busy     = Output(Bool()) // a step not yet answered or still written back
-    // the data path's sets and increments, never held: port s is a page of table setTables(s)
+    // BAT commands (in the engine's cycles, as `step`): the valid bit two engine cycles after the request, the payload
+    // (block, disk) one cycle after it; a BAT_SET or BAT_CLEAR holds `busy` until it took effect
+    val bat        = Input(Valid(new BatRequest(p.pageBits, p.batDiskBits + p.batBlockBits)))
+    val batValid   = Output(Valid(Bool()))
+    val batPayload = Output(UInt((p.batDiskBits + p.batBlockBits).W))
+    // the data path's sets, increments and invalidations, never held: port s is a page of table setTables(s)
     val sets = Input(Vec(nSets, Valid(UInt(p.pageBits.W))))
     // for the benches: a set that found the cache full (its group is now flagged), and the cache's occupancy
     val overflow  = Output(UInt(nSets.W)) // bit s: set s of this cycle found the cache full
@@ -93,11 +107,15 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
     Cat(bytes(x).zipWithIndex.reverse.map { case (b, j) => Mux(lane === j.U && b =/= hotMax, b + 1.U, b) })
 
   // ------------------------------------------------------------------ state
-  val summary = SyncReadMem(nSum, Vec(2, UInt(64.W)))
+  val summary = SyncReadMem(nSum, Vec(3, UInt(64.W))) // dirty, accessed, BAT validity (sumSlot)
   val hotSum  = SyncReadMem(nHotSum, UInt(64.W))
   // overflow flags, one per group of 32 768 pages and table: one wide register per table (a bit vector, not nSum
   // registers with their own write decode: compact SystemVerilog at 8 Ki groups)
-  val ovf    = RegInit(VecInit(Seq.fill(DramTable.Count)(0.U(nSum.W))))
+  val ovf = RegInit(VecInit(Seq.fill(DramTable.Count)(0.U(nSum.W))))
+  // BAT: a group (32 768 pages) may hold a valid association. Set when a BAT_SET is taken from the engine, before it
+  // takes effect, never cleared: so an invalidation of a page whose group has no flag has nothing to clear, and costs
+  // no cache entry (a write anywhere else on the device is free)
+  val assoc  = RegInit(0.U(nSum.W))
   val cValid = RegInit(VecInit(Seq.fill(E)(false.B)))
   val cTab   = Reg(Vec(E, UInt(2.W)))
   val cRow   = Reg(Vec(E, UInt(wordBits.W)))
@@ -111,15 +129,21 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
   val p1ans  = Reg(UInt(512.W))
   val p2v    = RegInit(false.B)
   val p2ans  = Reg(UInt(512.W))
+  val p1bat  = Reg(Bool())                                   // p1 is a BAT request
+  val p1req  = Reg(new BatRequest(p.pageBits, p.batDiskBits + p.batBlockBits))
+  val p1vb   = Reg(Bool())                                   // a BAT request's answer: the valid bit as it was
+  val p2bat  = RegInit(false.B)
+  val p2vb   = Reg(Bool())
+  val batPay = Reg(UInt((p.batDiskBits + p.batBlockBits).W)) // the last payload read, held for the engine
 
   // the scan window: summary words winIdx and winIdx + 1 of both bitmaps
   val winOk  = RegInit(false.B)
   val winIdx = Reg(UInt(sumBits.W))
-  val win    = Reg(Vec(2, Vec(2, UInt(64.W)))) // (word 0/1)(table)
+  val win    = Reg(Vec(2, Vec(2, UInt(64.W)))) // (word 0/1)(table 0/1)
 
   object S extends ChiselEnum {
     val idle, win0, win1, opSum, rdA, rdR, compute, wrA, wrB, sumW, matA, matB, matSum, hmS, hmW, hmC, hmRA, hmRR,
-        hmCmp, hmWA, hmWB, hmSW = Value
+        hmCmp, hmWA, hmWB, hmSW, pwA, pwB, prA, prR, bvS, bvW = Value
   }
   val state = RegInit(S.idle)
 
@@ -143,8 +167,11 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
   val opC      = Reg(UInt(512.W))        // the bits taken out of the cache
   val opD      = Reg(UInt(512.W))        // the line as DRAM held it (zero when the summary bit was clear)
   val opNew    = Reg(UInt(512.W))
-  val opWord   = Reg(Vec(2, UInt(64.W))) // the bitmap summary word of opRow
-  val opWrite  = Reg(Vec(2, UInt(64.W))) // the bitmap summary word to write back
+  val opWord   = Reg(Vec(3, UInt(64.W))) // the bitmap summary word of opRow (dirty, accessed, BAT validity)
+  val opWrite  = Reg(Vec(3, UInt(64.W))) // the bitmap summary word to write back
+  val opBat    = Reg(Bool())             // the op is a BAT request (opOp SET, CLEAR or READ on page opPage)
+  val opPage   = Reg(UInt(p.pageBits.W))
+  val opData   = Reg(UInt((p.batDiskBits + p.batBlockBits).W))
   val opHot    = Reg(UInt(64.W))         // the hotness summary word of opRow
   val opHotWr  = Reg(UInt(64.W))         // the hotness summary word to write back
   val matRow   = Reg(UInt(9.W))          // materialise: the next line of the group (64 rows or 512 words)
@@ -171,8 +198,15 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
   // the overflow group of line k of table t: 64 bitmap rows or 512 hotness words
   private def grpOf(t: Int, k: UInt): UInt = if (nSum == 1) 0.U else fit(k >> (if (t == HOT) 9 else 6), sumBits)
   private def grp(t: UInt, k: UInt): UInt  = Mux(t === HOT.U, grpOf(HOT, k), grpOf(0, k))
+  // the carve-out: dirty rows, accessed rows, hotness words, BAT validity rows, then the BAT payload (8 pages a line)
+  private val lineOffset              = Seq(BigInt(0), BigInt(p.rows), BigInt(2) * p.rows, BigInt(2) * p.rows + p.words)
+  private val payloadAt               = BigInt(3) * p.rows + p.words
+  private def carve(line: UInt): UInt = (p.carveBase.U(p.dramAddrBits.W) + (line << 6))(p.dramAddrBits - 1, 0)
   private def lineAddr(t: UInt, k: UInt): UInt =
-    (p.carveBase.U(p.dramAddrBits.W) + ((t.pad(wordBits + 2) * p.rows.U + k) << 6))(p.dramAddrBits - 1, 0)
+    carve(MuxLookup(t, 0.U)(lineOffset.zipWithIndex.map { case (o, i) => i.U -> o.U }) +& k)
+  private def payloadAddr(page: UInt): UInt = carve(payloadAt.U +& (page >> 3))
+  // a bitmap's place in a summary word: dirty 0, accessed 1, BAT validity 2
+  private def sumSlot(t: UInt): UInt = Mux(t === DramTable.BatValid.U, 2.U, t(0))
 
   // ------------------------------------------------------------------ engine side
   val stepPending = p1v && !p1done
@@ -183,13 +217,23 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
   when(en) {
     p2v    := p1v
     p2ans  := p1ans
-    p1v    := io.step.valid && io.step.bits.table =/= 0.U // tables 1 dirty, 2 accessed, 3 hotness
+    p2bat  := p1v && p1bat
+    p2vb   := p1vb
+    p1v    := (io.step.valid && io.step.bits.table =/= 0.U) || io.bat.valid // tables 1 dirty, 2 accessed, 3 hotness
     p1     := io.step.bits
+    p1bat  := io.bat.valid
+    p1req  := io.bat.bits
     p1done := false.B
   }
-  io.resp.valid := p2v
-  io.resp.bits  := p2ans
-  io.busy       := p1v || p2v || (opActive && opStep)
+  // a BAT_SET is announced to the invalidations from the edge that takes it: see `assoc`
+  val batSetGrp = grpOf(0, fit(io.bat.bits.page >> 9, wordBits))
+  when(en && io.bat.valid && io.bat.bits.op === TableOp.SET.U)(assoc := assoc | UIntToOH(batSetGrp, nSum))
+  io.resp.valid                                                      := p2v && !p2bat
+  io.resp.bits                                                       := p2ans
+  io.batValid.valid                                                  := p2v && p2bat
+  io.batValid.bits                                                   := p2vb
+  io.batPayload                                                      := batPay
+  io.busy                                                            := p1v || p2v || (opActive && opStep)
 
   // ------------------------------------------------------------------ cache: take, then the sets of this cycle
   val take    = WireDefault(false.B) // the controller takes entry takeIdx out of the cache
@@ -199,9 +243,13 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
   var rNext   = cRow: Vec[UInt]
   var bNext   = cBits: Vec[UInt]
   val ovfSet  = Wire(Vec(nSets, Bool()))
-  for ((set, s) <- io.sets.zipWithIndex) {
-    val t     = setTables(s)
-    val hot   = t == HOT
+  for ((in, s) <- io.sets.zipWithIndex) {
+    val t   = setTables(s)
+    val hot = t == HOT
+    // an invalidation in a group that holds no association has nothing to clear
+    val set = Wire(Valid(UInt(p.pageBits.W)))
+    set.bits  := in.bits
+    set.valid := in.valid && (if (t == DramTable.BatValid) assoc(grpOf(0, fit(in.bits >> 9, wordBits))) else true.B)
     val key   = fit(set.bits >> (if (hot) 6 else 9), wordBits)
     val hit   = VecInit((0 until E).map(e => vNext(e) && tNext(e) === t.U && rNext(e) === key))
     val free  = VecInit(vNext.map(!_))
@@ -295,8 +343,8 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
   val hotRd   = hotSum.read(hotAddr, hotRead)
   def sumWrite(idx: UInt, v: Vec[UInt]): Unit = {
     summary.write(idx, v)
-    when(winOk && idx === winIdx)(win(0)       := v)
-    when(winOk && idx === winIdx + 1.U)(win(1) := v)
+    when(winOk && idx === winIdx)(win(0)       := VecInit(v(0), v(1)))
+    when(winOk && idx === winIdx + 1.U)(win(1) := VecInit(v(0), v(1)))
   }
   // both summaries of line k of table t are read; opSum keeps the one of t
   def readSummaries(t: UInt, k: UInt): Unit = {
@@ -305,8 +353,8 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
     hotAddr := fit(k >> 6, hotBits)
     hotRead := true.B
   }
-  val p1Tab = p1.table - 1.U
-  val p1Row = p1.row
+  val p1Tab = Mux(p1bat, DramTable.BatValid.U, p1.table - 1.U)
+  val p1Row = Mux(p1bat, fit(p1req.page >> 9, wordBits), p1.row)
   val p1Hit = VecInit((0 until E).map(e => cValid(e) && cTab(e) === p1Tab && cRow(e) === p1Row))
   def apply(old: UInt, op: UInt, mask: UInt): UInt = {
     val m = Cat((0 until 8).reverse.map(k => Fill(64, mask(k))))
@@ -317,7 +365,32 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
       Seq(TableOp.ZERO.U -> 0.U(512.W), TableOp.HALVE.U -> Cat(bytes(old).reverse.map(b => (b >> 1).pad(8))))
     )
   val isHot = opTab === HOT.U
-  val dBit  = Mux(isHot, opHot(low6(opRow)), opWord(opTab(0))(low6(opRow)))
+  val isBat = opTab === DramTable.BatValid.U
+  val dBit  = Mux(isHot, opHot(low6(opRow)), opWord(sumSlot(opTab))(low6(opRow)))
+  val lane  = opPage(2, 0) // the page's 8 bytes in its payload line
+  // The end of a line op, once its answer is known: the line `nw` and its summary bit written back as needed.
+  def finishLine(nw: UInt): Unit = {
+    val bitMask = UIntToOH(low6(opRow), 64)
+    def summaryBit(on: Bool): Unit = when(isHot) {
+      opHotWr := Mux(on, opHot | bitMask, opHot & ~bitMask)
+    }.otherwise {
+      opWrite(sumSlot(opTab)) := Mux(on, opWord(sumSlot(opTab)) | bitMask, opWord(sumSlot(opTab)) & ~bitMask)
+    }
+    when(nw === 0.U) {
+      // an all-zero line needs no DRAM line: its summary bit says so
+      summaryBit(false.B)
+      state                := Mux(dBit, S.sumW, S.idle)
+      when(!dBit)(opActive := false.B)
+    }.elsewhen(!dBit || nw =/= opD) {
+      summaryBit(true.B)
+      awDone := false.B
+      wDone  := false.B
+      state  := S.wrA
+    }.otherwise {
+      opActive := false.B
+      state    := S.idle
+    }
+  }
 
   switch(state) {
     is(S.idle) {
@@ -344,18 +417,20 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
         opRow      := cRow(e)
         opOp       := TableOp.READ.U
         opMask     := 0.U
+        opBat      := false.B
         readSummaries(cTab(e), cRow(e))
         state := S.opSum
       }.elsewhen(stepPending) {
         val done = matValid && matTab === p1Tab && matGrp === grp(p1Tab, p1Row)
         when(ovf(p1Tab)(grp(p1Tab, p1Row)) && !done) {
-          // the group overflowed: materialise it in DRAM first (bitmaps all-ones, hotness counters at least 1)
+          // the group overflowed: materialise it in DRAM first (bitmaps all-ones, hotness counters at least 1, BAT
+          // validity all zero)
           opTab      := p1Tab
           opRow      := Mux(p1Tab === HOT.U, Cat(grpOf(HOT, p1Row), 0.U(9.W)), Cat(grpOf(0, p1Row), 0.U(6.W)))
           opNew      := Fill(512, 1.U(1.W))
           matRow     := 0.U
           forcedLast := false.B
-          state      := Mux(p1Tab === HOT.U, S.hmS, S.matA)
+          state      := MuxLookup(p1Tab, S.matA)(Seq(HOT.U -> S.hmS, DramTable.BatValid.U -> S.bvS))
         }.otherwise {
           forcedLast := false.B
           take       := p1Hit.asUInt.orR
@@ -365,8 +440,11 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
           opStep     := true.B
           opTab      := p1Tab
           opRow      := p1Row
-          opOp       := p1.op
+          opOp       := Mux(p1bat, p1req.op, p1.op)
           opMask     := p1.mask
+          opBat      := p1bat
+          opPage     := p1req.page
+          opData     := p1req.data
           readSummaries(p1Tab, p1Row)
           state := S.opSum
         }
@@ -380,7 +458,7 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
       }
     }
     is(S.win0) {
-      win(0) := sumRd
+      win(0) := VecInit(sumRd(0), sumRd(1))
       if (nSum > 1) {
         sumAddr := Mux(winIdx === (nSum - 1).U, winIdx, winIdx + 1.U)
         sumRead := true.B
@@ -388,7 +466,7 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
       state := S.win1
     }
     is(S.win1) {
-      if (nSum > 1) win(1) := sumRd else win(1) := VecInit(Seq.fill(2)(0.U(64.W)))
+      if (nSum > 1) win(1) := VecInit(sumRd(0), sumRd(1)) else win(1) := VecInit(Seq.fill(2)(0.U(64.W)))
       winOk                := true.B
       state                := S.idle
     }
@@ -397,7 +475,7 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
       opWrite := sumRd
       opHot   := hotRd
       opHotWr := hotRd
-      val bit = Mux(isHot, hotRd(low6(opRow)), sumRd(opTab(0))(low6(opRow)))
+      val bit = Mux(isHot, hotRd(low6(opRow)), sumRd(sumSlot(opTab))(low6(opRow)))
       when(bit) {
         state := S.rdA
       }.otherwise {
@@ -417,32 +495,56 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
       }
     }
     is(S.compute) {
-      val old = Mux(isHot, satAdd(opD, opC), opD | opC)
-      val nw  = Mux(isHot, applyHot(old, opOp), apply(old, opOp, opMask))
+      // the line as the op finds it: DRAM with the cache entry (bits set, increments added, invalidations cleared)
+      val old    = MuxCase(opD | opC, Seq(isHot -> satAdd(opD, opC), isBat -> (opD & ~opC)))
+      val bit    = UIntToOH(opPage(8, 0), 512)
+      val batNew = MuxLookup(opOp, old)(Seq(TableOp.SET.U -> (old | bit), TableOp.CLEAR.U -> (old & ~bit)))
+      val nw     = MuxCase(apply(old, opOp, opMask), Seq(isHot -> applyHot(old, opOp), isBat -> batNew))
       opNew := nw
-      when(opStep) {
+      when(opStep && !opBat) {
         p1ans  := old
         p1done := true.B
       }
-      val bitMask = UIntToOH(low6(opRow), 64)
-      def summaryBit(on: Bool): Unit = when(isHot) {
-        opHotWr := Mux(on, opHot | bitMask, opHot & ~bitMask)
-      }.otherwise {
-        opWrite(opTab(0)) := Mux(on, opWord(opTab(0)) | bitMask, opWord(opTab(0)) & ~bitMask)
-      }
-      when(nw === 0.U) {
-        // an all-zero line needs no DRAM line: its summary bit says so
-        summaryBit(false.B)
-        state                := Mux(dBit, S.sumW, S.idle)
-        when(!dBit)(opActive := false.B)
-      }.elsewhen(!dBit || nw =/= opD) {
-        summaryBit(true.B)
-        awDone := false.B
-        wDone  := false.B
-        state  := S.wrA
-      }.otherwise {
-        opActive := false.B
-        state    := S.idle
+      when(opBat) {
+        // BAT: the payload is written by a BAT_SET (before its line: a later op reads it only after this one),
+        // read for a valid entry by the others (BAT_GET, BAT_DISCARD; BAT_CLEAR's read is not used); the engine
+        // waits for the read, a BAT_SET or BAT_CLEAR only for the line
+        val valid = (old >> opPage(8, 0))(0)
+        p1vb := valid
+        when(opOp === TableOp.SET.U) {
+          p1done := true.B
+          awDone := false.B
+          wDone  := false.B
+          state  := S.pwA
+        }.elsewhen(valid) {
+          state := S.prA
+        }.otherwise {
+          p1done := true.B
+          finishLine(nw)
+        }
+      }.otherwise(finishLine(nw))
+    }
+    is(S.pwA) {
+      axi.awaddr := payloadAddr(opPage)
+      axi.wdata  := opData.pad(64) << Cat(lane, 0.U(6.W))
+      axi.wstrb  := "hff".U(64.W) << Cat(lane, 0.U(3.W))
+      writeLine(S.pwB)
+    }
+    is(S.pwB) {
+      axi.bready := true.B
+      when(axi.bvalid)(finishLine(opNew))
+    }
+    is(S.prA) {
+      axi.araddr              := payloadAddr(opPage)
+      axi.arvalid             := true.B
+      when(axi.arready)(state := S.prR)
+    }
+    is(S.prR) {
+      axi.rready := true.B
+      when(axi.rvalid) {
+        batPay := (axi.rdata >> Cat(lane, 0.U(6.W)))(p.batDiskBits + p.batBlockBits - 1, 0)
+        p1done := true.B
+        finishLine(opNew)
       }
     }
     is(S.wrA)(writeLine(S.wrB))
@@ -479,9 +581,9 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
       }
     }
     is(S.matSum) {
-      val w = Wire(Vec(2, UInt(64.W)))
-      w           := sumRd
-      w(opTab(0)) := Fill(64, 1.U(1.W)) // rows past the table are never scanned (the engine's ranges end there)
+      val w = Wire(Vec(3, UInt(64.W)))
+      w                 := sumRd
+      w(sumSlot(opTab)) := Fill(64, 1.U(1.W)) // rows past the table are never scanned (the engine's ranges end there)
       sumWrite(grp(opTab, opRow), w)
       ovfClear    := true.B
       ovfClearTab := opTab
@@ -560,16 +662,37 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
         state := S.hmS
       }
     }
+    // materialise a BAT validity group: every association of the group invalid (its summary bits cleared; the lines
+    // are zero whatever DRAM holds). Safe: a page is then treated as written.
+    is(S.bvS) {
+      sumAddr := grp(opTab, opRow)
+      sumRead := true.B
+      state   := S.bvW
+    }
+    is(S.bvW) {
+      val w = Wire(Vec(3, UInt(64.W)))
+      w    := sumRd
+      w(2) := 0.U
+      sumWrite(grp(opTab, opRow), w)
+      ovfClear    := true.B
+      ovfClearTab := opTab
+      ovfClearGrp := grp(opTab, opRow)
+      matValid    := true.B
+      matTab      := opTab
+      matGrp      := grp(opTab, opRow)
+      state       := S.idle
+    }
   }
 }
 
 /**
- * The harvest engine with its dirty and accessed bitmaps and hotness counters in device DRAM ([[DramTables]]): the top
- * the 1 TiB configuration builds (config/dram1t.toml), with the ports of [[HarvestBench]] plus a hotness increment, the
- * DRAM master `d_axi` and the update cache's overflow and occupancy for the benches. The command engine runs on a clock
- * gated by the tables' `en` (DramTables says why); what crosses between the two clocks is held so that no event is lost
- * or doubled: the DMA writer's start and beats pass only in enabled cycles, its completion waits in a register for the
- * next one.
+ * The command engine with its per-page tables in device DRAM ([[DramTables]]: bitmaps, hotness, BAT): the top the 1 TiB
+ * configuration builds (config/dram1t.toml), with the ports of [[HarvestBench]] plus a hotness increment, the two BAT
+ * invalidations of the core's data path (write accept, write end), the DRAM master `d_axi` and the update cache's
+ * overflow and occupancy for the benches. BAT commands run through the engine as in the core; `io.idle` stays low until
+ * a BAT_SET or BAT_CLEAR took effect. The command engine runs on a clock gated by the tables' `en` (DramTables says
+ * why); what crosses between the two clocks is held so that no event is lost or doubled: the DMA writer's start and
+ * beats pass only in enabled cycles, its completion waits in a register for the next one.
  */
 class DramHarvestBench(p: CxlTrackParams) extends Module {
   override def desiredName = "DramHarvestBench"
@@ -577,16 +700,23 @@ class DramHarvestBench(p: CxlTrackParams) extends Module {
   val io = IO(new HarvestBenchIO(p) {
     // a hotness increment (in the core every accepted request increments its page's counter and sets its accessed
     // bit; the bench drives them apart so that it can choose the cache pressure of each)
-    val hotInc    = Input(Valid(UInt(p.pageBits.W)))
-    val overflow  = Output(UInt(3.W)) // bit t: the set of this cycle on table t (DramTable) found the cache full
+    val hotInc = Input(Valid(UInt(p.pageBits.W)))
+    // the BAT invalidations of the core's write accept and write end (a write to the page)
+    val batInv    = Input(Vec(2, Valid(UInt(p.pageBits.W))))
+    val overflow  = Output(UInt(5.W)) // bit s: set port s (dirty, accessed, hotness, 2 x BAT) found the cache full
     val occupancy = Output(UInt(8.W))
     val engineEn  = Output(Bool())
   })
-  val h_axi  = IO(new Axi4Write(CommandEngine.dmaAddrBits(p), 512, 1))
-  val d_axi  = IO(new Axi4(p.dramAddrBits, 512, 1))
-  val tables = Module(new DramTables(p, Seq(DramTable.Dirty, DramTable.Accessed, DramTable.Hotness)))
-  val en     = tables.io.en
-  val gate   = Module(new EngineClockGate)
+  val h_axi = IO(new Axi4Write(CommandEngine.dmaAddrBits(p), 512, 1))
+  val d_axi = IO(new Axi4(p.dramAddrBits, 512, 1))
+  val tables = Module(
+    new DramTables(
+      p,
+      Seq(DramTable.Dirty, DramTable.Accessed, DramTable.Hotness, DramTable.BatValid, DramTable.BatValid)
+    )
+  )
+  val en   = tables.io.en
+  val gate = Module(new EngineClockGate)
   gate.io.in := clock
   gate.io.en := en
   val gated    = gate.io.out
@@ -607,9 +737,15 @@ class DramHarvestBench(p: CxlTrackParams) extends Module {
   tables.io.sets(0) := io.dirtySet
   tables.io.sets(1) := io.accessedSet
   tables.io.sets(2) := io.hotInc
-  io.overflow       := tables.io.overflow
-  io.occupancy      := tables.io.occupancy.pad(8)
-  io.engineEn       := en
+  tables.io.sets(3) := io.batInv(0)
+  tables.io.sets(4) := io.batInv(1)
+  // a BAT command: the engine's request taken at an enabled edge, its answers held for the engine's cycles
+  tables.io.bat          := commands.io.bat
+  commands.io.batPayload := tables.io.batPayload
+  commands.io.batValid   := tables.io.batValid
+  io.overflow            := tables.io.overflow
+  io.occupancy           := tables.io.occupancy.pad(8)
+  io.engineEn            := en
 
   // a launch comes only while the engine is idle, and then `en` is high (an idle engine reads no scan, steps nothing)
   commands.io.launch          := io.launch
@@ -623,9 +759,6 @@ class DramHarvestBench(p: CxlTrackParams) extends Module {
   io.result1                  := commands.io.result1
   io.ready                    := commands.io.ready
   io.idle                     := commands.io.idle && !tables.io.busy
-  commands.io.batPayload      := 0.U
-  commands.io.batValid.valid  := false.B
-  commands.io.batValid.bits   := false.B
   commands.io.slots           := 0.U.asTypeOf(commands.io.slots)
   commands.io.mergeDone       := false.B
   commands.io.queryWord.valid := false.B
@@ -692,7 +825,8 @@ object DramHarvestMain extends App {
       s"""{"pages": ${p.pages}, "rows": ${p.rows}, "row_lanes": ${p.rowLanes}, "region_pages": ${p.regionPages}, """ +
         s""""scan_rows": ${p.scanRows}, "accessed": 1, "packed": 0, "dram": 1, "cache_entries": ${p.cacheEntries}, """ +
         s""""carve_base": ${p.carveBase}, "carve_bytes": ${p.carveBytes}, "dram_addr_bits": ${p.dramAddrBits}, """ +
-        s""""words": ${p.words}, "hot_bits": ${p.hotBits}}"""
+        s""""words": ${p.words}, "hot_bits": ${p.hotBits}, """ +
+        s""""bat_block_bits": ${p.batBlockBits}, "bat_disk_bits": ${p.batDiskBits}}"""
     )
   finally out.close()
 }

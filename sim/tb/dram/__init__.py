@@ -1,3 +1,3 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Benches of the harvest engine with its bitmaps and hotness counters in device DRAM (DramHarvestBench,
+"""Benches of the command engine with its per-page tables (bitmaps, hotness, BAT) in device DRAM (DramHarvestBench,
 config/dram1t.toml)."""

@@ -20,7 +20,14 @@ raises both ends, a racing one only hi; a harvest's report must lie in the inter
 (the step's value is the report, CLEAR or DECAY applied, plus at most the racing increments). An increment that found
 the update cache full is lost but flags its group of 32 768 pages, and the group's next step makes every counter in it
 at least 1 in DRAM: so such an increment raises lo to 1, and any page of a group flagged since its last harvest may
-read one more than counted (1 in DRAM, plus the increments the cache still held)."""
+read one more than counted (1 in DRAM, plus the increments the cache still held).
+
+BatChecker does it for the block-association table: per page, the last command that defined its entry (BAT_SET with
+its payload, or BAT_CLEAR/BAT_DISCARD) and the invalidations (writes) since. A BAT_GET or BAT_DISCARD must report the
+entry invalid when a write came surely after the BAT_SET took effect (at or after its completion) and surely before
+the command (3 cycles or more before its launch): property (b), no false clean. It must report it valid, with the
+payload of the BAT_SET, when no write came since 3 cycles before the BAT_SET's launch and no invalidation of the group
+overflowed the update cache since then (an overflow makes the whole group invalid, the one legal false invalid)."""
 
 from __future__ import annotations
 
@@ -56,6 +63,74 @@ def hot_op_value(mode: str, dma: bool) -> int:
         | _OP.field("DECAY").put(int(mode == "decay"))
         | _OP.field("DMA").put(int(dma))
     )
+
+
+BAT_OPS = {"set": Op.BAT_SET, "get": Op.BAT_GET, "clear": Op.BAT_CLEAR, "discard": Op.BAT_DISCARD}
+
+
+@dataclass
+class BatPage:
+    kind: str = "clear"  # the last command that defined the entry: "set" or "clear" (BAT_CLEAR, BAT_DISCARD)
+    launch: int = -(10**9)
+    done: int = -(10**9)
+    payload: tuple[int, int] = (0, 0)  # (block, disk) of the BAT_SET
+    invs: list[int] = field(default_factory=list)  # cycles of the writes since 3 cycles before `launch`
+
+
+class BatChecker:
+    """The association table by the order of commands and writes (module docstring)."""
+
+    def __init__(self) -> None:
+        self.pages: dict[int, BatPage] = {}
+        self.overflows: dict[int, list[int]] = defaultdict(list)  # group -> cycles
+        self.valid = 0  # reports of a valid entry
+        self.exact_valid = 0  # of which the write-free ones that had to be valid
+        self.written = 0  # reports of an entry a write surely invalidated
+        self.licensed = 0  # invalid reports only an overflow explains
+
+    def inv(self, cycle: int, page: int) -> None:
+        # every page: a write that races the first BAT_SET of a page counts as well
+        self.pages.setdefault(page, BatPage()).invs.append(cycle)
+
+    def overflow(self, cycle: int, page: int) -> None:
+        self.overflows[page // GROUP_PAGES].append(cycle)
+
+    def command(
+        self, op: str, page: int, launch: int, done: int, result: tuple[int, int], payload: tuple[int, int]
+    ) -> None:
+        """Check one BAT command (`op` a BAT_OPS key) that ran from `launch` to `done` with RESULT0/1 `result`."""
+        pg = self.pages.setdefault(page, BatPage())
+        where = f"BAT {op} page {page} launched {launch} done {done}"
+        if op in ("get", "discard"):
+            valid = bool(result[1] >> 32 & 1)
+            if pg.kind == "clear":
+                assert not valid, f"{where}: valid, yet the last command on the page was a clear at {pg.done}"
+            else:
+                surely = [c for c in pg.invs if pg.done <= c <= launch - RACE]
+                maybe = [c for c in pg.invs if c > pg.launch - RACE]
+                cycles = self.overflows.get(page // GROUP_PAGES, [])
+                i = bisect.bisect_left(cycles, pg.launch - RACE)
+                overflowed = i < len(cycles) and cycles[i] <= done
+                assert not (valid and surely), (
+                    f"{where}: valid, yet written at cycle {surely[0]}, after the BAT_SET of {pg.launch}..{pg.done} "
+                    "(a false clean)"
+                )
+                if not maybe and not overflowed:
+                    assert valid, f"{where}: invalid, yet nothing wrote the page since the BAT_SET of {pg.launch}"
+                    self.exact_valid += 1
+                self.written += bool(surely)
+                self.licensed += not valid and not maybe and overflowed
+            if valid:
+                self.valid += 1
+                got = (result[0], result[1] & 0xFFFFFFFF)
+                assert got == pg.payload, f"{where}: block/disk {got}, the BAT_SET gave {pg.payload}"
+            else:
+                assert result == (0, 0), f"{where}: invalid, yet RESULT0/1 {result}"
+        if op == "set":
+            keep = [c for c in pg.invs if c > launch - RACE]
+            self.pages[page] = BatPage("set", launch, done, payload, keep)
+        elif op in ("clear", "discard"):
+            self.pages[page] = BatPage("clear", launch, done)
 
 
 @dataclass
@@ -184,12 +259,17 @@ class Checker:
 class DramDut(HarvestDut):
     """HarvestDut with the DRAM model on `d_axi`, the host memory model on `h_axi`, and the overflow monitor."""
 
-    def __init__(self, dut: Any, dram: SparseDram, checker: Checker, hot: HotChecker | None = None) -> None:
+    def __init__(
+        self, dut: Any, dram: SparseDram, checker: Checker, hot: HotChecker | None = None, bat: BatChecker | None = None
+    ) -> None:
         super().__init__(dut)
         self.dram = dram
         self.host = HostMemory(dut)
         self.checker = checker
         self.hot = hot
+        self.bat = bat
+        self.bat_overflows = 0  # invalidations that found the update cache full
+        self._invs: tuple[int | None, int | None] = (None, None)  # the BAT invalidations of this cycle
         self.stalled = 0  # cycles the engine's clock was held
         self.overflows = 0  # sets that found the update cache full
         self.hot_overflows = 0  # increments that found the update cache full
@@ -202,18 +282,27 @@ class DramDut(HarvestDut):
         read: int | None = None,
         arg2: int = 0,
         inc: int | None = None,
+        invs: tuple[int | None, int | None] = (None, None),
     ) -> None:
-        """HarvestDut.step, plus a hotness increment of page `inc`."""
+        """HarvestDut.step, plus a hotness increment of page `inc` and BAT invalidations (writes) of pages `invs`."""
         d = self.dut
         d.io_hotInc_valid.value = int(inc is not None)
         d.io_hotInc_bits.value = inc or 0
         self._inc = inc
         if inc is not None and self.hot is not None:
             self.hot.inc(self.cycle, inc)
+        self._invs = invs
+        for k, page in enumerate(invs):
+            getattr(d, f"io_batInv_{k}_valid").value = int(page is not None)
+            getattr(d, f"io_batInv_{k}_bits").value = page or 0
+            if page is not None and self.bat is not None:
+                self.bat.inv(self.cycle, page)
         await super().step(launch, sets, read, arg2)
 
     async def start(self) -> None:
         self.dut.io_hotInc_valid.value = 0
+        self.dut.io_batInv_0_valid.value = 0
+        self.dut.io_batInv_1_valid.value = 0
         self.dram.start()
         await super().start()
         self.host.start()
@@ -229,6 +318,11 @@ class DramDut(HarvestDut):
             if page is not None and ovf >> table & 1:
                 self.checker.overflow(table, self.cycle, page)
                 self.overflows += 1
+        for k, page in enumerate(self._invs):
+            if page is not None and ovf >> (3 + k) & 1:
+                assert self.bat is not None, "a BAT invalidation without a BatChecker"
+                self.bat.overflow(self.cycle, page)
+                self.bat_overflows += 1
         if self._inc is not None and ovf >> 2 & 1:
             assert self.hot is not None, "a hotness increment without a HotChecker"
             self.hot.overflow(self.cycle, self._inc)
@@ -299,3 +393,22 @@ class DramDut(HarvestDut):
             values = b"".join([await self.read_line(line) for line in range(count // 64)])
         assert result0 == sum(1 for v in values if v), f"RESULT0 {result0}, {sum(1 for v in values if v)} non-zero"
         return values, launch, done
+
+    async def bat_command(
+        self, op: str, page: int, payload: tuple[int, int] = (0, 0), invs: Any = None
+    ) -> tuple[tuple[int, int], int, int]:
+        """Run one BAT command (`op` a BAT_OPS key; BAT_SET with `payload` = (block, disk)) with `invs()` giving the
+        writes of each cycle, until the engine and the tables are idle (a BAT_SET takes effect after the engine
+        completes it); returns ((RESULT0, RESULT1), launch, done)."""
+        invs = invs or (lambda: (None, None))
+        launch = self.cycle
+        value = int(_OP.field("OP").put(BAT_OPS[op]))
+        await self.step(launch=(value, page, payload[0]), arg2=payload[1], invs=invs())
+        while True:
+            await self.step(invs=invs())
+            if not self.busy and int(self.dut.io_idle.value):
+                break
+            assert self.cycle - launch <= HARVEST_TIMEOUT, f"BAT {op} page {page}: not idle after {HARVEST_TIMEOUT}"
+        code, result0 = self.status()
+        assert code == 0, f"BAT {op} page {page}: status {code:#x}"
+        return (result0, int(self.dut.io_result1.value)), launch, self.cycle
