@@ -175,6 +175,14 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
   val opHot    = Reg(UInt(64.W))         // the hotness summary word of opRow
   val opHotWr  = Reg(UInt(64.W))         // the hotness summary word to write back
   val matRow   = Reg(UInt(9.W))          // materialise: the next line of the group (64 rows or 512 words)
+  // A hotness materialisation (512 read-modify-writes) lets a write-back run between two of its lines when the cache
+  // is nearly full (else the sets of those thousands of cycles overflow, and flag the group again): its own registers,
+  // so that the write-back's op leaves them alone. hmWb: a write-back ran since the last line (one line at least
+  // between two write-backs, so that neither starves).
+  val hmBase   = Reg(UInt(wordBits.W)) // the group's first word
+  val hmHot    = Reg(UInt(64.W))       // the summary word of the block of 64 words in work
+  val hmPaused = RegInit(false.B)
+  val hmWb     = RegInit(false.B)
   // The group (and table) this command materialised last: its later steps in this command do not materialise it again,
   // even if a newer overflow set the flag again (that set raced the command, and the flag stays for the next one).
   // A command steps in address order and a group's lines are contiguous, so one register covers a command. Without
@@ -308,7 +316,8 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
   }
 
   // ------------------------------------------------------------------ AXI defaults
-  val matLine = opRow | matRow // materialise: the line in work
+  val matLine = opRow | matRow  // materialise: the line in work (bitmaps)
+  val hmLine  = hmBase | matRow // the hotness word in work
   axi.awid    := 0.U
   axi.awaddr  := lineAddr(opTab, opRow)
   axi.awlen   := 0.U
@@ -392,6 +401,28 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
     }
   }
 
+  // Write back one cache entry, round robin from wbPtr (the op ends in `idle`).
+  def startWriteBack(forced: Bool): Unit = {
+    val twice = Cat(cValid.asUInt, cValid.asUInt) >> wbPtr
+    val k     = PriorityEncoder(twice(E - 1, 0))
+    val sum   = k +& wbPtr
+    val e     = Mux(sum >= E.U, sum - E.U, sum)(log2Ceil(E).max(1) - 1, 0)
+    wbPtr      := Mux(e === (E - 1).U, 0.U, e + 1.U)
+    forcedLast := forced
+    take       := true.B
+    takeIdx    := e
+    opC        := cBits(e)
+    opActive   := true.B
+    opStep     := false.B
+    opTab      := cTab(e)
+    opRow      := cRow(e)
+    opOp       := TableOp.READ.U
+    opMask     := 0.U
+    opBat      := false.B
+    readSummaries(cTab(e), cRow(e))
+    state := S.opSum
+  }
+
   switch(state) {
     is(S.idle) {
       awDone := false.B
@@ -401,25 +432,13 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
       val engineWaits = stepPending || (io.scanUsed && !winCovers)
       val forced      = occ >= highWater.U && !(forcedLast && engineWaits)
       val writeBack   = forced || (!engineWaits && occ >= watermark.U)
-      when(writeBack) {
-        val twice = Cat(cValid.asUInt, cValid.asUInt) >> wbPtr
-        val k     = PriorityEncoder(twice(E - 1, 0))
-        val sum   = k +& wbPtr
-        val e     = Mux(sum >= E.U, sum - E.U, sum)(log2Ceil(E).max(1) - 1, 0)
-        wbPtr      := Mux(e === (E - 1).U, 0.U, e + 1.U)
-        forcedLast := forced
-        take       := true.B
-        takeIdx    := e
-        opC        := cBits(e)
-        opActive   := true.B
-        opStep     := false.B
-        opTab      := cTab(e)
-        opRow      := cRow(e)
-        opOp       := TableOp.READ.U
-        opMask     := 0.U
-        opBat      := false.B
-        readSummaries(cTab(e), cRow(e))
-        state := S.opSum
+      when(hmPaused) {
+        // back to the hotness materialisation the write-back interrupted: its block's summary word again (the
+        // write-back may have set a bit of it)
+        hmPaused := false.B
+        state    := S.hmS
+      }.elsewhen(writeBack) {
+        startWriteBack(forced)
       }.elsewhen(stepPending) {
         val done = matValid && matTab === p1Tab && matGrp === grp(p1Tab, p1Row)
         when(ovf(p1Tab)(grp(p1Tab, p1Row)) && !done) {
@@ -430,6 +449,8 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
           opNew      := Fill(512, 1.U(1.W))
           matRow     := 0.U
           forcedLast := false.B
+          hmBase     := Cat(grpOf(HOT, p1Row), 0.U(9.W))
+          hmWb       := false.B
           state      := MuxLookup(p1Tab, S.matA)(Seq(HOT.U -> S.hmS, DramTable.BatValid.U -> S.bvS))
         }.otherwise {
           forcedLast := false.B
@@ -596,16 +617,20 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
     // materialise a hotness group: for each block of 64 words, its summary word, then per word a read-modify-write
     // max(c, 1) (a clean word is written all ones without a read), then the block's summary word all ones
     is(S.hmS) {
-      hotAddr := fit(matLine >> 6, hotBits)
+      hotAddr := fit(hmLine >> 6, hotBits)
       hotRead := true.B
       state   := S.hmW
     }
     is(S.hmW) {
-      opHot := hotRd
+      hmHot := hotRd
       state := S.hmC
     }
     is(S.hmC) {
-      when(opHot(low6(matLine))) {
+      when(occ >= highWater.U && !hmWb) {
+        hmPaused := true.B
+        hmWb     := true.B
+        startWriteBack(true.B)
+      }.elsewhen(hmHot(low6(hmLine))) {
         state := S.hmRA
       }.otherwise {
         opD   := 0.U
@@ -613,7 +638,7 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
       }
     }
     is(S.hmRA) {
-      axi.araddr              := lineAddr(opTab, matLine)
+      axi.araddr              := lineAddr(HOT.U, hmLine)
       axi.arvalid             := true.B
       when(axi.arready)(state := S.hmRR)
     }
@@ -631,13 +656,14 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
       state  := S.hmWA
     }
     is(S.hmWA) {
-      axi.awaddr := lineAddr(opTab, matLine)
+      axi.awaddr := lineAddr(HOT.U, hmLine)
       writeLine(S.hmWB)
     }
     is(S.hmWB) {
       axi.bready := true.B
       when(axi.bvalid) {
-        val blockEnd = matLine(5, 0) === 63.U || matLine === (p.words - 1).U
+        hmWb := false.B
+        val blockEnd = hmLine(5, 0) === 63.U || hmLine === (p.words - 1).U
         when(blockEnd) {
           state := S.hmSW
         }.otherwise {
@@ -647,16 +673,16 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
       }
     }
     is(S.hmSW) {
-      hotSum.write(fit(matLine >> 6, hotBits), Fill(64, 1.U(1.W))) // words past the table are never stepped
-      val last = matRow === 511.U || matLine === (p.words - 1).U
+      hotSum.write(fit(hmLine >> 6, hotBits), Fill(64, 1.U(1.W))) // words past the table are never stepped
+      val last = matRow === 511.U || hmLine === (p.words - 1).U
       matRow := matRow + 1.U
       when(last) {
         ovfClear    := true.B
-        ovfClearTab := opTab
-        ovfClearGrp := grp(opTab, opRow)
+        ovfClearTab := HOT.U
+        ovfClearGrp := grpOf(HOT, hmBase)
         matValid    := true.B
-        matTab      := opTab
-        matGrp      := grp(opTab, opRow)
+        matTab      := HOT.U
+        matGrp      := grpOf(HOT, hmBase)
         state       := S.idle
       }.otherwise {
         state := S.hmS
