@@ -223,11 +223,12 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
   val en          = !stepPending && !(io.scanUsed && !winCovers)
   io.en := en
   when(en) {
-    p2v    := p1v
-    p2ans  := p1ans
-    p2bat  := p1v && p1bat
-    p2vb   := p1vb
-    p1v    := (io.step.valid && io.step.bits.table =/= 0.U) || io.bat.valid // tables 1 dirty, 2 accessed, 3 hotness
+    p2v   := p1v
+    p2ans := p1ans
+    p2bat := p1v && p1bat
+    p2vb  := p1vb
+    // a harvest step (tables 1 dirty, 2 accessed, 3 hotness) or a BAT request
+    p1v    := (io.step.valid && io.step.bits.table =/= 0.U) || io.bat.valid
     p1     := io.step.bits
     p1bat  := io.bat.valid
     p1req  := io.bat.bits
@@ -235,13 +236,15 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
   }
   // a BAT_SET is announced to the invalidations from the edge that takes it: see `assoc`
   val batSetGrp = grpOf(0, fit(io.bat.bits.page >> 9, wordBits))
-  when(en && io.bat.valid && io.bat.bits.op === TableOp.SET.U)(assoc := assoc | UIntToOH(batSetGrp, nSum))
-  io.resp.valid                                                      := p2v && !p2bat
-  io.resp.bits                                                       := p2ans
-  io.batValid.valid                                                  := p2v && p2bat
-  io.batValid.bits                                                   := p2vb
-  io.batPayload                                                      := batPay
-  io.busy                                                            := p1v || p2v || (opActive && opStep)
+  when(en && io.bat.valid && io.bat.bits.op === TableOp.SET.U) {
+    assoc := assoc | UIntToOH(batSetGrp, nSum)
+  }
+  io.resp.valid     := p2v && !p2bat
+  io.resp.bits      := p2ans
+  io.batValid.valid := p2v && p2bat
+  io.batValid.bits  := p2vb
+  io.batPayload     := batPay
+  io.busy           := p1v || p2v || (opActive && opStep)
 
   // ------------------------------------------------------------------ cache: take, then the sets of this cycle
   val take    = WireDefault(false.B) // the controller takes entry takeIdx out of the cache
