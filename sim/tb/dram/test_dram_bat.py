@@ -3,12 +3,11 @@
 garbage in every line never written): BAT_SET, BAT_GET, BAT_DISCARD and BAT_CLEAR through the command engine on a few
 dozen pages of four rows of one group, with writes (invalidations on both ports: write accept and write end) on those
 pages between and racing the commands, and writes elsewhere in the group and in groups with no association. Every
-command is checked by tb.dram.driver.BatChecker: a page written after its BAT_SET is never reported valid (property (b),
-no false clean), a page not written since is reported valid with its block and disk unless an invalidation overflowed
-the update cache (then its group is all invalid). At the end, quiet, every page is read, set afresh and read again: each
-must then be valid with its new block and disk. DRAM
-latency and back-pressure are drawn per run; CXLTRACK_SEED reproduces a run, CXLTRACK_DRAM_CMDS x 16 sets the number of
-commands."""
+command is checked by tb.dram.checkers.BatChecker: a page written after its BAT_SET is never reported valid (property
+(b), no false clean), a page not written since is reported valid with its block and disk unless an invalidation
+overflowed the update cache (then its group is all invalid). At the end, quiet, every page is read, set afresh and read
+again: each must then be valid with its new block and disk. DRAM latency and back-pressure are drawn per run;
+CXLTRACK_SEED reproduces a run, CXLTRACK_DRAM_CMDS x 16 sets the number of commands."""
 
 from __future__ import annotations
 
@@ -20,7 +19,8 @@ import cocotb
 
 from ..env import cover, dump_coverage, seed_from_env
 from ..harvest.driver import params
-from .driver import GROUP_PAGES, BatChecker, Checker, DramDut
+from .checkers import GROUP_PAGES, BatChecker, Checker
+from .driver import DramDut
 from .sparse_dram import SparseDram
 
 COMMANDS = 16 * int(os.environ.get("CXLTRACK_DRAM_CMDS", "40"))

@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """The adversary of the update cache for BAT invalidations: associations on pages of two groups, then slow DRAM
-(100-cycle reads and writes) and a write on a different row of group A in every cycle on both ports, so the cache
-fills and invalidations overflow into the all-invalid flag of group A. The bench checks, with tb.dram.driver.BatChecker
-on every command: (1) overflows happened (else it proves nothing); (2) every association of group A then reads
-invalid, written or not (the group is all invalid: safe, a page is treated as written), while group B's unwritten
-associations read valid with their block and disk; (3) group A takes new associations afterwards; (4) a flood of
-writes on a group that holds no association allocates no cache entry and overflows nothing (the `assoc` filter).
-CXLTRACK_SEED reproduces a run."""
+(100-cycle reads and writes) and a write on a different row of group A in every cycle on both ports, so the cache fills
+and invalidations overflow into the all-invalid flag of group A. The bench checks, with tb.dram.checkers.BatChecker on
+every command: (1) overflows happened (else it proves nothing); (2) every association of group A then reads invalid,
+written or not (the group is all invalid: safe, a page is treated as written), while group B's unwritten associations
+read valid with their block and disk; (3) group A takes new associations afterwards; (4) a flood of writes on a group
+that holds no association allocates no cache entry and overflows nothing (the `assoc` filter). CXLTRACK_SEED reproduces
+a run."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ import cocotb
 
 from ..env import cover, dump_coverage, seed_from_env
 from ..harvest.driver import params
-from .driver import GROUP_PAGES, BatChecker, Checker, DramDut
+from .checkers import GROUP_PAGES, BatChecker, Checker
+from .driver import DramDut
 from .sparse_dram import SparseDram
 
 ROW = 512

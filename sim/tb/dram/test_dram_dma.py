@@ -2,7 +2,7 @@
 """DMA harvests with the bitmaps in device DRAM: sparse sets over a span of the 1 TiB device (CXLTRACK_DRAM_DMA_PAGES,
 default 2^20 pages = 4 GiB, 2 048 rows, 128 KiB of bitmap into host memory; the regression keeps it short, the bench
 runs ~1 500 cycles/s), then clearing and non-clearing DMA harvests of that span with sets racing them on a few hot
-rows, and short DMA harvests at odd 64-page offsets; the bitmap in host memory is checked by tb.dram.driver.Checker.
+rows, and short DMA harvests at odd 64-page offsets; the bitmap in host memory is checked by tb.dram.checkers.Checker.
 Prints the engine's cycles per harvest (DRAM at 20/10 cycles)."""
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import cocotb
 
 from ..env import cover, dump_coverage, seed_from_env
 from ..harvest.driver import params
-from .driver import Checker, DramDut
+from .checkers import Checker
+from .driver import DramDut
 from .sparse_dram import SparseDram
 
 ROW = 512

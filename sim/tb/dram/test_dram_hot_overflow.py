@@ -3,7 +3,7 @@
 on a different 64-page word in every cycle, so the cache fills and increments overflow into the flag of their group of
 32 768 pages. The bench checks the hotness overflow rule (docs/spec.md section 12) end to end: (1) overflows happened
 (else it proves nothing); (2) the next harvest of an overflowed group reads every counter of the group at least 1, and
-every counter within what tb.dram.driver.HotChecker allows (the increments counted, at most one more); (3) a CLEAR
+every counter within what tb.dram.checkers.HotChecker allows (the increments counted, at most one more); (3) a CLEAR
 harvest then leaves the group all zero: a READ right after it reports nothing; (4) a group never touched reads all
 zero. CXLTRACK_SEED reproduces a run."""
 
@@ -16,7 +16,8 @@ import cocotb
 
 from ..env import cover, dump_coverage, seed_from_env
 from ..harvest.driver import params
-from .driver import GROUP_PAGES, Checker, DramDut, HotChecker
+from .checkers import GROUP_PAGES, Checker, HotChecker
+from .driver import DramDut
 from .sparse_dram import SparseDram
 
 DMA_BUF = 1 << 32

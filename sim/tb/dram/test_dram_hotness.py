@@ -3,7 +3,7 @@
 every line never written): increments on a few hot 64-page words of one group, one page driven past saturation, stray
 increments anywhere in the 2^28 pages, dirty and accessed sets sharing the update cache; hotness harvests read, clear
 and decay random ranges through the RESULT window (up to 4096 pages) and by DMA (up to 32 768), with increments racing
-them. Every report is checked by tb.dram.driver.HotChecker: it lies in the interval the increments allow, exactly the
+them. Every report is checked by tb.dram.checkers.HotChecker: it lies in the interval the increments allow, exactly the
 model's value when nothing raced, and one more than counted only in a group whose increment overflowed the cache. A
 last quiet READ of the hot group must be exact for every counter. DRAM latency and back-pressure are drawn per run;
 CXLTRACK_SEED reproduces a run, CXLTRACK_DRAM_CMDS sets the number of harvests."""
@@ -18,7 +18,8 @@ import cocotb
 
 from ..env import cover, dump_coverage, seed_from_env
 from ..harvest.driver import params
-from .driver import GROUP_PAGES, HOT_MODES, Checker, DramDut, HotChecker
+from .checkers import GROUP_PAGES, Checker, HotChecker
+from .driver import HOT_MODES, DramDut
 from .sparse_dram import SparseDram
 
 COMMANDS = int(os.environ.get("CXLTRACK_DRAM_CMDS", "40"))

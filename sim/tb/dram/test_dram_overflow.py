@@ -2,7 +2,7 @@
 """The adversary of the update cache: slow DRAM (100-cycle reads and writes) and a set on a different row in every
 cycle on both tables, so the cache fills and sets overflow into the all-dirty flag of their 64-row group. The bench
 checks the all-dirty rule end to end: (1) overflows happened (else the bench proves nothing); (2) no set is lost: a
-clearing harvest of each group reports every page set there (tb.dram.driver.Checker); (3) the pages reported beyond
+clearing harvest of each group reports every page set there (tb.dram.checkers.Checker); (3) the pages reported beyond
 the sets are exactly the group's pages, i.e. whole groups all-dirty, and only groups that overflowed; (4) after that
 harvest the group is clean again: a second harvest with no sets in between reports nothing. CXLTRACK_SEED reproduces
 a run."""
@@ -16,7 +16,8 @@ import cocotb
 
 from ..env import cover, dump_coverage, seed_from_env
 from ..harvest.driver import params
-from .driver import GROUP_PAGES, Checker, DramDut
+from .checkers import GROUP_PAGES, Checker
+from .driver import DramDut
 from .sparse_dram import SparseDram
 
 ROW = 512

@@ -2,7 +2,7 @@
 """Property (a) with the bitmaps in device DRAM (docs/spec.md section 13): sets race clearing harvests on the very
 rows being harvested, in every cycle, while the update cache is written back and the engine waits for DRAM. Rows are
 chosen so that the same row is in the cache, in the controller's hands and in DRAM at once; DRAM is slow and
-back-pressured. Every harvest is checked by tb.dram.driver.Checker: a set is never lost (it is reported by the first
+back-pressured. Every harvest is checked by tb.dram.checkers.Checker: a set is never lost (it is reported by the first
 clearing harvest launched 3 or more cycles after it), and a page reported was set or is in a group that overflowed.
 A final quiet harvest of every row touched must find exactly the sets not yet reported. CXLTRACK_DRAM_CMDS sets the
 number of harvests."""
@@ -17,7 +17,8 @@ import cocotb
 
 from ..env import cover, dump_coverage, seed_from_env
 from ..harvest.driver import params
-from .driver import Checker, DramDut
+from .checkers import Checker
+from .driver import DramDut
 from .sparse_dram import SparseDram
 
 COMMANDS = int(os.environ.get("CXLTRACK_DRAM_CMDS", "40"))

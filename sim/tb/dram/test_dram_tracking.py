@@ -3,7 +3,7 @@
 model with garbage in every line never written): random dirty/accessed sets on a few hot rows and anywhere in the
 2^28 pages, then harvests through the RESULT window with and without CLEAR over random ranges (any 64-page
 alignment, up to 32 768 pages), with sets racing them. DRAM latency and back-pressure are drawn per run. Every
-harvest is checked by tb.dram.driver.Checker (no lost write, no invented page); at this rate the update cache never
+harvest is checked by tb.dram.checkers.Checker (no lost write, no invented page); at this rate the update cache never
 rarely fills (only with the slowest DRAM drawn), and a false positive passes the checker only in a group that
 overflowed: without overflow the fine tables are exact.
 CXLTRACK_SEED reproduces a run; CXLTRACK_DRAM_CMDS sets the number of harvests."""
@@ -18,7 +18,8 @@ import cocotb
 
 from ..env import cover, dump_coverage, seed_from_env
 from ..harvest.driver import params
-from .driver import Checker, DramDut
+from .checkers import Checker
+from .driver import DramDut
 from .sparse_dram import SparseDram
 
 COMMANDS = int(os.environ.get("CXLTRACK_DRAM_CMDS", "40"))
