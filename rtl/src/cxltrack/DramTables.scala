@@ -855,7 +855,9 @@ object DramHarvestMain extends App {
         s""""scan_rows": ${p.scanRows}, "accessed": 1, "packed": 0, "dram": 1, "cache_entries": ${p.cacheEntries}, """ +
         s""""carve_base": ${p.carveBase}, "carve_bytes": ${p.carveBytes}, "dram_addr_bits": ${p.dramAddrBits}, """ +
         s""""words": ${p.words}, "hot_bits": ${p.hotBits}, """ +
-        s""""bat_block_bits": ${p.batBlockBits}, "bat_disk_bits": ${p.batDiskBits}}"""
+        s""""bat_block_bits": ${p.batBlockBits}, "bat_disk_bits": ${p.batDiskBits}, """ +
+        // an overflow group: the 64 rows of one summary word (512 hotness words)
+        s""""group_pages": ${64 * p.rowLanes}}"""
     )
   finally out.close()
 }

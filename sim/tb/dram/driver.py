@@ -10,8 +10,8 @@ from typing import Any
 from cxltrack import regs
 from cxltrack.regs import Op
 
-from ..harvest.driver import HarvestDut, op_value
-from .checkers import BatChecker, Checker, HotChecker
+from ..harvest.driver import HarvestDut, op_value, params
+from .checkers import GROUP_PAGES, BatChecker, Checker, HotChecker
 from .sparse_dram import HostMemory, SparseDram
 
 _OP = regs.REGISTERS["CMD_OP"]
@@ -45,6 +45,8 @@ class DramDut(HarvestDut):
         self, dut: Any, dram: SparseDram, checker: Checker, hot: HotChecker | None = None, bat: BatChecker | None = None
     ) -> None:
         super().__init__(dut)
+        group = params()["group_pages"]
+        assert group == GROUP_PAGES, f"the RTL's overflow group is {group} pages, the checkers assume {GROUP_PAGES}"
         self.dram = dram
         self.host = HostMemory(dut)
         self.checker = checker
