@@ -89,7 +89,7 @@ $(RTL_HARVEST_BENCH): $(TOP)/config/harvest64g.toml $(RTL_SRC) | rtl-deps
 		>$(RTL_BUILD)-harvest-harvest64g.log 2>&1 || { tail -40 $(RTL_BUILD)-harvest-harvest64g.log; exit 1; }
 
 # The command engine with its per-page tables (bitmaps, hotness, BAT) in device DRAM behind the update cache
-# (DramHarvestBench, rtl/src/cxltrack/DramTables.scala) at 1 TiB (config/dram1t.toml): its benches (sim/tb/dram/) and `make synth-estimate`
+# (rtl/src/cxltrack/DramHarvestBench.scala, DramTables.scala) at 1 TiB (config/dram1t.toml): its benches (sim/tb/dram/) and `make synth-estimate`
 RTL_DRAM_SIM := $(RTL_BUILD)/dram-dram1t/filelist.f
 $(RTL_BUILD)/dram-%/filelist.f: $(TOP)/config/%.toml $(RTL_SRC) | rtl-deps
 	@mkdir -p $(RTL_BUILD)

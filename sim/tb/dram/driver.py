@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Driving DramHarvestBench (rtl/src/cxltrack/DramTables.scala) one cycle at a time: HarvestDut's ports plus a hotness
-increment and two BAT invalidations per cycle, the sparse DRAM model on `d_axi`, host memory on `h_axi`, the overflow
-monitor, and harvests and BAT commands run to completion. Their results are checked by tb.dram.checkers."""
+"""Driving DramHarvestBench (rtl/src/cxltrack/DramHarvestBench.scala) one cycle at a time: HarvestDut's ports plus a
+hotness increment and two BAT invalidations per cycle, the sparse DRAM model on `d_axi`, host memory on `h_axi`, the
+overflow monitor, and harvests and BAT commands run to completion. Their results are checked by tb.dram.checkers."""
 
 from __future__ import annotations
 
