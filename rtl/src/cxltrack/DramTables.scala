@@ -157,6 +157,16 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
     wDone               := w
     when(aw && w)(state := next)
   }
+  // One line read from DRAM: the address, then `use` of the data when it comes.
+  def requestLine(addr: UInt, next: S.Type): Unit = {
+    axi.araddr              := addr
+    axi.arvalid             := true.B
+    when(axi.arready)(state := next)
+  }
+  def receiveLine(use: UInt => Unit): Unit = {
+    axi.rready := true.B
+    when(axi.rvalid)(use(axi.rdata))
+  }
   // the line operation in progress: a step (from p1) or a write-back (a cache entry)
   val opActive = RegInit(false.B)
   val opStep   = Reg(Bool())
@@ -426,6 +436,18 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
     state := S.opSum
   }
 
+  // A group materialised: its overflow flag cleared (a set of the same cycle wins), and this command does not
+  // materialise it again (`matValid`).
+  def materialised(t: UInt, g: UInt): Unit = {
+    ovfClear    := true.B
+    ovfClearTab := t
+    ovfClearGrp := g
+    matValid    := true.B
+    matTab      := t
+    matGrp      := g
+    state       := S.idle
+  }
+
   switch(state) {
     is(S.idle) {
       awDone := false.B
@@ -507,17 +529,8 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
         state := S.compute
       }
     }
-    is(S.rdA) {
-      axi.arvalid             := true.B
-      when(axi.arready)(state := S.rdR)
-    }
-    is(S.rdR) {
-      axi.rready := true.B
-      when(axi.rvalid) {
-        opD   := axi.rdata
-        state := S.compute
-      }
-    }
+    is(S.rdA)(requestLine(lineAddr(opTab, opRow), S.rdR))
+    is(S.rdR)(receiveLine { d => opD := d; state := S.compute })
     is(S.compute) {
       // the line as the op finds it: DRAM with the cache entry (bits set, increments added, invalidations cleared)
       val old    = MuxCase(opD | opC, Seq(isHot -> satAdd(opD, opC), isBat -> (opD & ~opC)))
@@ -558,15 +571,10 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
       axi.bready := true.B
       when(axi.bvalid)(finishLine(opNew))
     }
-    is(S.prA) {
-      axi.araddr              := payloadAddr(opPage)
-      axi.arvalid             := true.B
-      when(axi.arready)(state := S.prR)
-    }
+    is(S.prA)(requestLine(payloadAddr(opPage), S.prR))
     is(S.prR) {
-      axi.rready := true.B
-      when(axi.rvalid) {
-        batPay := (axi.rdata >> Cat(lane, 0.U(6.W)))(p.batDiskBits + p.batBlockBits - 1, 0)
+      receiveLine { d =>
+        batPay := (d >> Cat(lane, 0.U(6.W)))(p.batDiskBits + p.batBlockBits - 1, 0)
         p1done := true.B
         finishLine(opNew)
       }
@@ -609,13 +617,7 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
       w                 := sumRd
       w(sumSlot(opTab)) := Fill(64, 1.U(1.W)) // rows past the table are never scanned (the engine's ranges end there)
       sumWrite(grp(opTab, opRow), w)
-      ovfClear    := true.B
-      ovfClearTab := opTab
-      ovfClearGrp := grp(opTab, opRow)
-      matValid    := true.B
-      matTab      := opTab
-      matGrp      := grp(opTab, opRow)
-      state       := S.idle
+      materialised(opTab, grp(opTab, opRow))
     }
     // materialise a hotness group: for each block of 64 words, its summary word, then per word a read-modify-write
     // max(c, 1) (a clean word is written all ones without a read), then the block's summary word all ones
@@ -640,18 +642,8 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
         state := S.hmCmp
       }
     }
-    is(S.hmRA) {
-      axi.araddr              := lineAddr(HOT.U, hmLine)
-      axi.arvalid             := true.B
-      when(axi.arready)(state := S.hmRR)
-    }
-    is(S.hmRR) {
-      axi.rready := true.B
-      when(axi.rvalid) {
-        opD   := axi.rdata
-        state := S.hmCmp
-      }
-    }
+    is(S.hmRA)(requestLine(lineAddr(HOT.U, hmLine), S.hmRR))
+    is(S.hmRR)(receiveLine { d => opD := d; state := S.hmCmp })
     is(S.hmCmp) {
       opNew  := Cat(bytes(opD).reverse.map(b => Mux(b === 0.U, 1.U(8.W), b)))
       awDone := false.B
@@ -680,13 +672,7 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
       val last = matRow === 511.U || hmLine === (p.words - 1).U
       matRow := matRow + 1.U
       when(last) {
-        ovfClear    := true.B
-        ovfClearTab := HOT.U
-        ovfClearGrp := grpOf(HOT, hmBase)
-        matValid    := true.B
-        matTab      := HOT.U
-        matGrp      := grpOf(HOT, hmBase)
-        state       := S.idle
+        materialised(HOT.U, grpOf(HOT, hmBase))
       }.otherwise {
         state := S.hmS
       }
@@ -703,13 +689,7 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
       w    := sumRd
       w(2) := 0.U
       sumWrite(grp(opTab, opRow), w)
-      ovfClear    := true.B
-      ovfClearTab := opTab
-      ovfClearGrp := grp(opTab, opRow)
-      matValid    := true.B
-      matTab      := opTab
-      matGrp      := grp(opTab, opRow)
-      state       := S.idle
+      materialised(opTab, grp(opTab, opRow))
     }
   }
 }

@@ -135,6 +135,19 @@ class SparseDram:
                     self._bs.append(self.cycle + self.write_latency)
 
 
+def drawn_dram(dut: Any, base: int, size: int, rng: random.Random, seed: int) -> SparseDram:
+    """A SparseDram with its latencies and back-pressure drawn from `rng` (the benches that draw them per run)."""
+    return SparseDram(
+        dut,
+        base=base,
+        size=size,
+        read_latency=rng.choice([2, 20, 60]),
+        write_latency=rng.choice([1, 10, 40]),
+        ready_prob=rng.choice([1.0, 0.5]),
+        seed=seed,
+    )
+
+
 class HostMemory(SparseDram):
     """Host memory behind the DMA port (`h_axi`, write channels only): bytes written, by address."""
 

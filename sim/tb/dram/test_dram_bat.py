@@ -21,7 +21,7 @@ from ..env import cover, dump_coverage, seed_from_env
 from ..harvest.driver import params
 from .checkers import GROUP_PAGES, BatChecker, Checker
 from .driver import DramDut
-from .sparse_dram import SparseDram
+from .sparse_dram import drawn_dram
 
 COMMANDS = 16 * int(os.environ.get("CXLTRACK_DRAM_CMDS", "40"))
 ROW = 512
@@ -32,15 +32,7 @@ async def bat_commands_and_writes(dut: Any) -> None:
     seed = seed_from_env("dram_bat")
     rng = random.Random(seed)
     p = params()
-    dram = SparseDram(
-        dut,
-        base=p["carve_base"],
-        size=p["carve_bytes"],
-        read_latency=rng.choice([2, 20, 60]),
-        write_latency=rng.choice([1, 10, 40]),
-        ready_prob=rng.choice([1.0, 0.5]),
-        seed=seed,
-    )
+    dram = drawn_dram(dut, p["carve_base"], p["carve_bytes"], rng, seed)
     bat = BatChecker()
     h = DramDut(dut, dram, Checker(), bat=bat)
     await h.start()

@@ -20,7 +20,7 @@ from ..env import cover, dump_coverage, seed_from_env
 from ..harvest.driver import params
 from .checkers import GROUP_PAGES, Checker, HotChecker
 from .driver import HOT_MODES, DramDut
-from .sparse_dram import SparseDram
+from .sparse_dram import drawn_dram
 
 COMMANDS = int(os.environ.get("CXLTRACK_DRAM_CMDS", "40"))
 WORD = 64
@@ -33,15 +33,7 @@ async def hotness_harvests(dut: Any) -> None:
     rng = random.Random(seed)
     p = params()
     hot_max = (1 << p["hot_bits"]) - 1
-    dram = SparseDram(
-        dut,
-        base=p["carve_base"],
-        size=p["carve_bytes"],
-        read_latency=rng.choice([2, 20, 60]),
-        write_latency=rng.choice([1, 10, 40]),
-        ready_prob=rng.choice([1.0, 0.5]),
-        seed=seed,
-    )
+    dram = drawn_dram(dut, p["carve_base"], p["carve_bytes"], rng, seed)
     hot = HotChecker(hot_max)
     h = DramDut(dut, dram, Checker(), hot)
     await h.start()

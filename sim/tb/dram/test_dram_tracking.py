@@ -20,7 +20,7 @@ from ..env import cover, dump_coverage, seed_from_env
 from ..harvest.driver import params
 from .checkers import Checker
 from .driver import DramDut
-from .sparse_dram import SparseDram
+from .sparse_dram import drawn_dram
 
 COMMANDS = int(os.environ.get("CXLTRACK_DRAM_CMDS", "40"))
 ROW = 512
@@ -31,15 +31,7 @@ async def tracking_and_harvests(dut: Any) -> None:
     seed = seed_from_env("dram_tracking")
     rng = random.Random(seed)
     p = params()
-    dram = SparseDram(
-        dut,
-        base=p["carve_base"],
-        size=2 * p["rows"] * 64,
-        read_latency=rng.choice([2, 20, 60]),
-        write_latency=rng.choice([1, 10, 40]),
-        ready_prob=rng.choice([1.0, 0.5]),
-        seed=seed,
-    )
+    dram = drawn_dram(dut, p["carve_base"], 2 * p["rows"] * 64, rng, seed)
     checker = Checker()
     h = DramDut(dut, dram, checker)
     await h.start()
