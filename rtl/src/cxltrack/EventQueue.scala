@@ -13,7 +13,9 @@ class EventRec extends Bundle {
 /**
  * Event queue (docs/spec.md section 8) with `nSrc` push ports per cycle. Sources are served in port order, each
  * producing the next SEQ; an event that finds the queue full is dropped (its SEQ is consumed, `dropped` counts it,
- * `overflow` pulses). A pop in the same cycle is applied before the pushes.
+ * `overflow` pulses). A pop in the same cycle is applied before the pushes. `lose` counts events known to be lost
+ * without a record (a BAT group made all-invalid in DRAM form, docs/spec.md section 12): each takes a SEQ after the
+ * cycle's pushes and counts as dropped, so the host sees the gap it resynchronises on.
  *
  * Storage: the pushes accepted in one cycle occupy consecutive positions, so with at least as many banks as can be
  * accepted in a cycle (`min(depth, nSrc)`, rounded up to a power of two) each lands in a bank of its own. A bank is a
@@ -25,6 +27,7 @@ class EventQueue(depthLog2: Int, nSrc: Int) extends Module {
   val io = IO(new Bundle {
     val push     = Input(Vec(nSrc, Valid(new EventRec)))
     val pop      = Input(Bool())
+    val lose     = Input(UInt(2.W))
     val head     = Output(new EventRec)
     val headSeq  = Output(UInt(32.W))
     val count    = Output(UInt((depthLog2 + 1).W))
@@ -63,10 +66,10 @@ class EventQueue(depthLog2: Int, nSrc: Int) extends Module {
     when(sel.reduce(_ || _))(banks(b).write(row, e))
   }
   val nAcc  = Mux(total > space, space, total)
-  val drops = total - nAcc
+  val drops = total - nAcc +& io.lose
   head  := head1
   count := cnt0 + nAcc
-  seq   := seq + total
+  seq   := seq + total + io.lose
   val dsum = dropped +& drops
   dropped     := Mux(dsum(32), "hffffffff".U, dsum(31, 0))
   io.overflow := drops =/= 0.U

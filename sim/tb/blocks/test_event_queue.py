@@ -4,7 +4,9 @@ reference of the spec semantics (docs/spec.md section 8) written here, independe
 and of cxltrack.model: sources are served in port order and each push takes the next SEQ; a push
 that finds the queue full is dropped (its SEQ is consumed, `dropped` counts it saturating at
 2^32-1, `overflow` is high in that cycle); a pop in the same cycle is applied before the pushes;
-the head reads zeros when the queue is empty. The seed is printed (CXLTRACK_SEED reproduces a
+the head reads zeros when the queue is empty; `lose` (events known lost without a record: a BAT
+group made all-invalid in DRAM form, spec section 12) takes that many SEQs after the cycle's pushes
+and counts them as dropped. The seed is printed (CXLTRACK_SEED reproduces a
 run); CXLTRACK_BLOCK_CYCLES sets the length of the random run."""
 
 from __future__ import annotations
@@ -56,9 +58,9 @@ class RefQueue:
         self.seq = 0
         self.dropped = 0
 
-    def step(self, pop: bool, pushes: list[Rec | None]) -> int:
-        """Apply one cycle (pop first, then the pushes in port order); returns how many pushes
-        were dropped."""
+    def step(self, pop: bool, pushes: list[Rec | None], lose: int = 0) -> int:
+        """Apply one cycle (pop first, then the pushes in port order, then `lose` events lost
+        without a record); returns how many events were dropped."""
         if pop and self.entries:
             self.entries.popleft()
         drops = 0
@@ -71,7 +73,9 @@ class RefQueue:
             else:
                 drops += 1
                 self.dropped = min(self.dropped + 1, MASK32)
-        return drops
+        self.seq = (self.seq + lose) & MASK32
+        self.dropped = min(self.dropped + lose, MASK32)
+        return drops + lose
 
     def outputs(self) -> Outputs:
         if not self.entries:
@@ -91,8 +95,9 @@ class Dut:
         self.arg = [getattr(dut, f"io_push_{k}_bits_arg") for k in range(n_src)]
         self.last = [True] * n_src  # the first drive clears every valid (a failed test may leave them set)
 
-    def drive(self, pop: bool, pushes: list[Rec | None]) -> None:
+    def drive(self, pop: bool, pushes: list[Rec | None], lose: int = 0) -> None:
         self.dut.io_pop.value = int(pop)
+        self.dut.io_lose.value = lose
         for k, rec in enumerate(pushes):
             if rec is not None:
                 self.valid[k].value = 1
@@ -128,16 +133,18 @@ class Checker:
         self.cycle = 0
         self.log: deque[str] = deque(maxlen=8)
 
-    async def cycle_step(self, pop: bool, pushes: list[Rec | None]) -> None:
+    async def cycle_step(self, pop: bool, pushes: list[Rec | None], lose: int = 0) -> None:
         """Call at a falling edge: drive this cycle's inputs, compare the registered outputs with
         the reference (state after the last rising edge) and `overflow` with the drops the
         reference predicts for these inputs, then advance the reference and the clock."""
         assert len(pushes) == self.n_src
-        self.io.drive(pop, pushes)
+        self.io.drive(pop, pushes, lose)
         await settle()
         got, want = self.io.outputs(), self.ref.outputs()
         before = want.count
-        drops = self.ref.step(pop, pushes)
+        drops = self.ref.step(pop, pushes, lose)
+        if lose:
+            cover("evq_block:lose")
         ovf = sig(self.dut.io_overflow)
         n = sum(r is not None for r in pushes)
         self.log.append(f"cycle {self.cycle}: count {before} pop {int(pop)} pushes {n} -> drops {drops}")
@@ -220,7 +227,8 @@ async def traffic(chk: Checker, rng: random.Random, cycles: int) -> None:
             pushes = [payload(rng) if rng.random() < p_push else None for _ in range(chk.n_src)]
             if mode == "storm" and rng.random() < 0.3:
                 pushes = [payload(rng) for _ in range(chk.n_src)]
-            await chk.cycle_step(rng.random() < p_pop, pushes)
+            lose = rng.choice([1, 2, 3]) if rng.random() < 0.01 else 0
+            await chk.cycle_step(rng.random() < p_pop, pushes, lose)
         left -= span
         if rng.random() < 0.01 or left <= cycles - reset_at < left + span:
             await chk.idle()
