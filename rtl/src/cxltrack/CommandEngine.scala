@@ -100,6 +100,7 @@ class CommandEngine(p: CxlTrackParams) extends Module {
     val harvestRow = Input(Valid(new HarvestRow(p.hotBits)))
     val scanRow    = Output(UInt(p.rowBits.W))         // the first row of the harvest's range (ARG0 / 512)
     val scanBits   = Input(Vec(2, UInt(p.scanRows.W))) // dirty, accessed: rows marked from scanRow up
+    val scanNow    = Output(Bool())                    // scanBits are read in this cycle (tables in DRAM load them)
     val bat        = Output(Valid(new BatRequest(p.pageBits, payloadBits)))
     val batPayload = Input(UInt(payloadBits.W))        // the payload RAM, one cycle after a read
     val batValid   = Input(Valid(Bool()))              // the valid bit, two cycles after the request
@@ -596,7 +597,10 @@ class CommandEngine(p: CxlTrackParams) extends Module {
   val room     = beats.io.count +& inDelay < (CommandEngine.DmaFifo - 1).U
   val rowMask  = VecInit(Seq.tabulate(8)(j => Cat(unit, j.U(3.W)) >= startWord && Cat(unit, j.U(3.W)) < endWord)).asUInt
   val marked   = Mux(op === Op.HARVEST_DIRTY.U, io.scanBits(0)(0), io.scanBits(1)(0))
-  val issue    = WireDefault(false.B)
+  // the states that read scanBits: a bitmap harvest's check (the RESULT path's summary scan) and its DMA stepping
+  io.scanNow := (state === CmdState.sCheck && (op === Op.HARVEST_DIRTY.U || op === Op.HARVEST_ACCESSED.U)) ||
+    (state === CmdState.sDma && !isHot)
+  val issue     = WireDefault(false.B)
   val issueZero = WireDefault(false.B)
   val issueMask = Mux(isHot, 1.U(8.W), rowMask)
   val issueRow  = WireDefault(unit)

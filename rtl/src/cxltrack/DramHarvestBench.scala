@@ -21,8 +21,13 @@ class DramHarvestBench(p: CxlTrackParams) extends Module {
     // bit; the bench drives them apart so that it can choose the cache pressure of each)
     val hotInc = Input(Valid(UInt(p.pageBits.W)))
     // the BAT invalidations of the core's write accept and write end (a write to the page)
-    val batInv    = Input(Vec(2, Valid(UInt(p.pageBits.W))))
-    val overflow  = Output(UInt(5.W)) // bit s: set port s (dirty, accessed, hotness, 2 x BAT) found the cache full
+    val batInv   = Input(Vec(2, Valid(UInt(p.pageBits.W))))
+    val overflow = Output(UInt(5.W)) // bit s: set port s (dirty, accessed, hotness, 2 x BAT) found the cache full
+    // BAT invalidation events as the core takes them (DramTables: evtEn, inv, invFound, invLost)
+    val batEvtEn  = Input(Bool())
+    val inv       = Output(Valid(UInt(p.pageBits.W)))
+    val invFound  = Output(UInt(10.W))
+    val invLost   = Output(UInt(2.W))
     val occupancy = Output(UInt(8.W))
     val engineEn  = Output(Bool())
   })
@@ -44,7 +49,12 @@ class DramHarvestBench(p: CxlTrackParams) extends Module {
 
   tables.io.step                     := commands.io.harvest
   tables.io.scanRow                  := commands.io.scanRow
-  tables.io.scanUsed                 := commands.io.ready && !commands.io.idle
+  tables.io.scanUsed                 := commands.io.scanNow
+  tables.io.inCommand                := commands.io.ready && !commands.io.idle
+  tables.io.evtEn                    := io.batEvtEn
+  io.inv                             := tables.io.inv
+  io.invFound                        := tables.io.invFound
+  io.invLost                         := tables.io.invLost
   commands.io.scanBits(0)            := tables.io.scanBits(0)
   commands.io.scanBits(1)            := tables.io.scanBits(1)
   commands.io.harvestRow.valid       := tables.io.resp.valid

@@ -77,13 +77,14 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
   val highWater = (E - E / 4) max 1       // write back before the engine's step when this full (no starvation)
   val io = IO(new Bundle {
     // the engine's side (in the engine's cycles: `step` is taken at an edge where `en` is high)
-    val step     = Input(Valid(new HarvestStep(wordBits)))
-    val resp     = Output(Valid(UInt(512.W)))
-    val scanRow  = Input(UInt(rowBits.W))
-    val scanUsed = Input(Bool())  // the engine is in a command: it may read the scan
-    val scanBits = Output(Vec(2, UInt(p.scanRows.W)))
-    val en       = Output(Bool())
-    val busy     = Output(Bool()) // a step not yet answered or still written back
+    val step      = Input(Valid(new HarvestStep(wordBits)))
+    val resp      = Output(Valid(UInt(512.W)))
+    val scanRow   = Input(UInt(rowBits.W))
+    val scanUsed  = Input(Bool())  // the engine reads the scan in this cycle (CommandEngine.scanNow)
+    val inCommand = Input(Bool())  // the engine is in a command (a group is materialised once per command)
+    val scanBits  = Output(Vec(2, UInt(p.scanRows.W)))
+    val en        = Output(Bool())
+    val busy      = Output(Bool()) // a step not yet answered or still written back
     // BAT commands (in the engine's cycles, as `step`): the valid bit two engine cycles after the request, the payload
     // (block, disk) one cycle after it; a BAT_SET or BAT_CLEAR holds `busy` until it took effect
     val bat        = Input(Valid(new BatRequest(p.pageBits, p.batDiskBits + p.batBlockBits)))
@@ -91,6 +92,18 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
     val batPayload = Output(UInt((p.batDiskBits + p.batBlockBits).W))
     // the data path's sets, increments and invalidations, never held: port s is a page of table setTables(s)
     val sets = Input(Vec(nSets, Valid(UInt(p.pageBits.W))))
+    // BAT invalidations found (docs/spec.md section 12, "BAT invalidation events in DRAM"): when a BAT line is read
+    // with its cache entry, the pages valid in DRAM and written since. `invFound` counts them (STAT_BAT_INV) in the
+    // cycle they are found; with `evtEn` (CTRL.BAT_INV_EVT_EN) they are then given one per cycle on `inv`, in page
+    // order (a BAT op waits until the previous line's are out). `invLost`: groups made all-invalid by an overflow in
+    // this cycle (their flag went up): associations lost without a per-page record
+    val evtEn    = Input(Bool())
+    val inv      = Output(Valid(UInt(p.pageBits.W)))
+    val invFound = Output(UInt(10.W))
+    val invLost  = Output(UInt(2.W))
+    // BAT invalidations still in the cache or events not yet given: the core is not idle (they are written back
+    // as soon as the engine waits for nothing, so that their events come without other traffic)
+    val pending = Output(Bool())
     // for the benches: a set that found the cache full (its group is now flagged), and the cache's occupancy
     val overflow  = Output(UInt(nSets.W)) // bit s: set s of this cycle found the cache full
     val occupancy = Output(UInt(log2Ceil(E + 1).W))
@@ -201,7 +214,7 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
   val matValid = RegInit(false.B)
   val matTab   = Reg(UInt(2.W))
   val matGrp   = Reg(UInt(sumBits.W))
-  when(!io.scanUsed)(matValid := false.B) // between commands
+  when(!io.inCommand)(matValid := false.B) // between commands
   // write-back victim: the first valid entry from wbPtr on, round robin (the lowest valid entry would be a hot row
   // written back and re-allocated in the same slot again and again while older entries stay)
   val wbPtr = RegInit(0.U(log2Ceil(E).max(1).W))
@@ -308,8 +321,27 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
     ovf(t) := (ovf(t) & ~clr) | set.foldLeft(0.U(nSum.W))(_ | _) // a set of the same cycle wins over the clear
   }
   io.overflow := ovfSet.asUInt
+  // the BAT groups newly flagged in this cycle (two ports of one group in one cycle: one group)
+  val batPorts = io.sets.indices.filter(setTables(_) == DramTable.BatValid)
+  require(batPorts.length <= 2, "invLost counts up to two BAT set ports")
+  val batGrp  = batPorts.map(s => grpOf(0, fit(io.sets(s).bits >> 9, wordBits)))
+  val newLost = batPorts.indices.map(i => ovfSet(batPorts(i)) && !ovf(DramTable.BatValid)(batGrp(i)))
+  val lostDup = if (batPorts.length == 2) newLost(0) && batGrp(0) === batGrp(1) else false.B
+  io.invLost := (if (batPorts.isEmpty) 0.U
+                 else PopCount(newLost) - (lostDup && newLost.last).asUInt)
   val occ = PopCount(cValid)
   io.occupancy := occ
+
+  // ------------------------------------------------------------------ BAT invalidation events
+  val evMask = RegInit(0.U(512.W)) // the pages of line evRow still to be given on `inv`
+  val evRow  = Reg(UInt(wordBits.W))
+  val evLow  = PriorityEncoder(evMask)
+  io.inv.valid                := evMask =/= 0.U
+  io.inv.bits                 := Cat(evRow, evLow(8, 0)).pad(p.pageBits)(p.pageBits - 1, 0)
+  when(evMask =/= 0.U)(evMask := evMask & ~UIntToOH(evLow, 512))
+  io.invFound                 := 0.U
+  val batEntries = VecInit((0 until E).map(e => cValid(e) && cTab(e) === DramTable.BatValid.U)).asUInt
+  io.pending := batEntries.orR || evMask =/= 0.U || (opActive && opTab === DramTable.BatValid.U)
 
   // ------------------------------------------------------------------ scan (the bitmaps)
   for (t <- 0 until 2) {
@@ -414,9 +446,9 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
     }
   }
 
-  // Write back one cache entry, round robin from wbPtr (the op ends in `idle`).
-  def startWriteBack(forced: Bool): Unit = {
-    val twice = Cat(cValid.asUInt, cValid.asUInt) >> wbPtr
+  // Write back one of the entries `cands` (default: any), round robin from wbPtr (the op ends in `idle`).
+  def startWriteBack(forced: Bool, cands: UInt = cValid.asUInt): Unit = {
+    val twice = Cat(cands, cands) >> wbPtr
     val k     = PriorityEncoder(twice(E - 1, 0))
     val sum   = k +& wbPtr
     val e     = Mux(sum >= E.U, sum - E.U, sum)(log2Ceil(E).max(1) - 1, 0)
@@ -464,6 +496,9 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
         state    := S.hmS
       }.elsewhen(writeBack) {
         startWriteBack(forced)
+      }.elsewhen(!engineWaits && batEntries.orR) {
+        // a BAT invalidation is written back as soon as nothing else waits: its event (and the line's) comes then
+        startWriteBack(false.B, batEntries)
       }.elsewhen(stepPending) {
         val done = matValid && matTab === p1Tab && matGrp === grp(p1Tab, p1Row)
         when(ovf(p1Tab)(grp(p1Tab, p1Row)) && !done) {
@@ -533,33 +568,47 @@ class DramTables(p: CxlTrackParams, setTables: Seq[Int]) extends Module {
     is(S.rdR)(receiveLine { d => opD := d; state := S.compute })
     is(S.compute) {
       // the line as the op finds it: DRAM with the cache entry (bits set, increments added, invalidations cleared)
-      val old    = MuxCase(opD | opC, Seq(isHot -> satAdd(opD, opC), isBat -> (opD & ~opC)))
-      val bit    = UIntToOH(opPage(8, 0), 512)
-      val batNew = MuxLookup(opOp, old)(Seq(TableOp.SET.U -> (old | bit), TableOp.CLEAR.U -> (old & ~bit)))
-      val nw     = MuxCase(apply(old, opOp, opMask), Seq(isHot -> applyHot(old, opOp), isBat -> batNew))
-      opNew := nw
-      when(opStep && !opBat) {
-        p1ans  := old
-        p1done := true.B
-      }
-      when(opBat) {
-        // BAT: the payload is written by a BAT_SET (before its line: a later op reads it only after this one),
-        // read for a valid entry by the others (BAT_GET, BAT_DISCARD; BAT_CLEAR's read is not used); the engine
-        // waits for the read, a BAT_SET or BAT_CLEAR only for the line
-        val valid = (old >> opPage(8, 0))(0)
-        p1vb := valid
-        when(opOp === TableOp.SET.U) {
-          p1done := true.B
-          awDone := false.B
-          wDone  := false.B
-          state  := S.pwA
-        }.elsewhen(valid) {
-          state := S.prA
-        }.otherwise {
-          p1done := true.B
-          finishLine(nw)
+      val old = MuxCase(opD | opC, Seq(isHot -> satAdd(opD, opC), isBat -> (opD & ~opC)))
+      // BAT: the associations this line's invalidations clear (valid in DRAM, written since): counted now, given as
+      // events after the previous line's (the op waits here for those)
+      val found = opD & opC
+      when(isBat && evMask =/= 0.U && io.evtEn) {
+        // wait: the events of the previous line are still being given
+      }.otherwise {
+        when(isBat) {
+          io.invFound := PopCount(found)
+          when(io.evtEn) {
+            evMask := found
+            evRow  := opRow
+          }
         }
-      }.otherwise(finishLine(nw))
+        val bit    = UIntToOH(opPage(8, 0), 512)
+        val batNew = MuxLookup(opOp, old)(Seq(TableOp.SET.U -> (old | bit), TableOp.CLEAR.U -> (old & ~bit)))
+        val nw     = MuxCase(apply(old, opOp, opMask), Seq(isHot -> applyHot(old, opOp), isBat -> batNew))
+        opNew := nw
+        when(opStep && !opBat) {
+          p1ans  := old
+          p1done := true.B
+        }
+        when(opBat) {
+          // BAT: the payload is written by a BAT_SET (before its line: a later op reads it only after this one),
+          // read for a valid entry by the others (BAT_GET, BAT_DISCARD; BAT_CLEAR's read is not used); the engine
+          // waits for the read, a BAT_SET or BAT_CLEAR only for the line
+          val valid = (old >> opPage(8, 0))(0)
+          p1vb := valid
+          when(opOp === TableOp.SET.U) {
+            p1done := true.B
+            awDone := false.B
+            wDone  := false.B
+            state  := S.pwA
+          }.elsewhen(valid) {
+            state := S.prA
+          }.otherwise {
+            p1done := true.B
+            finishLine(nw)
+          }
+        }.otherwise(finishLine(nw))
+      }
     }
     is(S.pwA) {
       axi.awaddr := payloadAddr(opPage)
