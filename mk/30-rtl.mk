@@ -29,7 +29,7 @@ RTL_JOBS ?= $(shell n=$$(nproc); echo $$((n < 4 ? n : 4)))
 RTL_HARVEST_SIM := $(RTL_BUILD)/harvest-default/filelist.f $(RTL_BUILD)/harvest-default-packed/filelist.f
 RTL_HARVEST_BENCH := $(RTL_BUILD)/harvest-harvest64g/filelist.f
 
-.PHONY: rtl-dram-sim rtl rtl-sim rtl-blocks rtl-board-sim rtl-harvest-sim rtl-deps lint-rtl test-rtl rtl-equiv bench-rtl bench-harvest synth-estimate synth-scaling fmt-rtl check-fmt-rtl
+.PHONY: rtl-dram-sim rtl-dram-core-sim rtl rtl-sim rtl-blocks rtl-board-sim rtl-harvest-sim rtl-deps lint-rtl test-rtl rtl-equiv bench-rtl bench-harvest synth-estimate synth-scaling fmt-rtl check-fmt-rtl
 
 $(MILL_SH):
 	@$(TOP)/scripts/apt-ensure $(RTL_APT)
@@ -99,6 +99,17 @@ $(RTL_BUILD)/dram-%/filelist.f: $(TOP)/config/%.toml $(RTL_SRC) | rtl-deps
 
 rtl-dram-sim: $(RTL_DRAM_SIM) ## emit the harvest engine with DRAM tables (DramHarvestBench, config/dram1t.toml) into build/rtl/dram-dram1t/
 
+# The whole core at 1 TiB with its tables in device DRAM (CxlTrackCore, config/dram1t.toml): the core's benches run on it
+# too (sim/tb/test_*.py, those that fit a 1 TiB device: test_rtl.py DRAM_CORE_BENCHES)
+RTL_DRAM_CORE_SIM := $(RTL_BUILD)/dram1t-sim/filelist.f
+$(RTL_DRAM_CORE_SIM): $(TOP)/config/dram1t.toml $(RTL_SRC) | rtl-deps
+	@mkdir -p $(RTL_BUILD)
+	@echo "rtl: emitting CxlTrackCore for config/dram1t.toml"
+	@$(MILL) rtl.run --config $< --target-dir $(dir $@) --tick-cycles $(RTL_TICK_CYCLES_SIM) \
+		>$(RTL_BUILD)-dram1t-sim.log 2>&1 || { tail -40 $(RTL_BUILD)-dram1t-sim.log; exit 1; }
+
+rtl-dram-core-sim: $(RTL_DRAM_CORE_SIM) ## emit the whole core with DRAM tables (config/dram1t.toml) into build/rtl/dram1t-sim/
+
 rtl-board-sim: $(RTL_BOARD_SIM) ## emit the PCIe board wrapper (CxlTrackBoard) for simulation into build/rtl/board-small-sim/
 
 lint-rtl: $(RTL_BUILD)/small/filelist.f ## verilator --lint-only -Wall on the emitted RTL
@@ -111,7 +122,7 @@ lint-rtl: $(RTL_BUILD)/small/filelist.f ## verilator --lint-only -Wall on the em
 # (sim/tb/board/, through cocotbext-pcie) runs on Verilator. BENCH=test_x (several: space
 # separated) runs only those benches, plus the lint checks. RTL_JOBS pytest-xdist workers (default:
 # one per core, at most 4) run the benches side by side: a bench is one single-threaded simulator.
-test-rtl: rtl-sim rtl-blocks rtl-board-sim rtl-harvest-sim rtl-dram-sim rtl-deps ## RTL regression: every bench (core, blocks, board wrapper); BENCH=name for one
+test-rtl: rtl-sim rtl-blocks rtl-board-sim rtl-harvest-sim rtl-dram-sim rtl-dram-core-sim rtl-deps ## RTL regression: every bench (core, blocks, board wrapper); BENCH=name for one
 	@mkdir -p $(JUNIT_DIR)
 	@rm -rf $(TOP)/build/sim/coverage
 	@$(MILL) rtl.checkFormat >/dev/null 2>&1 || { echo "test-rtl: Scala sources not formatted (make fmt-rtl)"; exit 1; }

@@ -18,16 +18,16 @@ import chisel3.util._
  * Tables: dirty, accessed, BAT-valid bitmaps and hotness counters are [[TrackTable]]s (RAM, one read-modify-write per
  * port and cycle, effect two cycles after the request). Within one cycle the port order decides: a harvest step before
  * the sets/increments of its cycle, write invalidations before a BAT command. See docs/rtl-notes.md.
+ *
+ * With `dram_tables = 1` (config/dram1t.toml) every per-page table is in device DRAM instead ([[DramTables]] behind the
+ * master `d_axi`, [[CoreDramTables]]) and the command engine runs on a clock gated by the tables' `en`; the engine's
+ * pulses cross through [[EngineCrossing]] (with on-chip tables `en` is constant high and the crossings are wires).
  */
 class CxlTrackCore(val p: CxlTrackParams) extends Module {
   override def desiredName = "CxlTrackCore"
-  // the whole core keeps every table on chip; with dram_tables only the engine top is built (DramHarvestBench): the
-  // core's side of the gated engine clock is not designed yet (docs/rtl-notes.md, "Why the whole core is not built")
-  require(!p.dramTables, "dram_tables = 1: build DramHarvestBench (DramHarvestMain), not the whole core")
-
-  val s_axi  = IO(Flipped(new Axi4(p.addrBits, p.dataBits, p.idBits)))
-  val m_axi  = IO(new Axi4(p.memAddrBits, p.dataBits, p.idBits + 1))
-  val s_axil = IO(Flipped(new AxiLite(p.liteAddrBits)))
+  val s_axi                = IO(Flipped(new Axi4(p.addrBits, p.dataBits, p.idBits)))
+  val m_axi                = IO(new Axi4(p.memAddrBits, p.dataBits, p.idBits + 1))
+  val s_axil               = IO(Flipped(new AxiLite(p.liteAddrBits)))
   // DMA harvest: the AXI4 write master toward the host side of the CXL IP (docs/rtl-notes.md, "DMA harvest")
   val h_axi       = IO(new Axi4Write(CommandEngine.dmaAddrBits(p), 512, 1))
   val irq         = IO(Output(Bool()))
@@ -35,10 +35,17 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   val idle        = IO(Output(Bool()))
   val dbg_time_en = IO(Input(Bool()))
   val dbg_tick    = IO(Input(Bool()))
+  // the tables' carve-out in device DRAM (dram_tables = 1 only)
+  val d_axi = if (p.dramTables) Some(IO(new Axi4(p.dramAddrBits, 512, 1))) else None
 
-  val dataPath = Module(new DataPath(p))
-  val slots    = Module(new SlotBuffer(p))
-  val commands = Module(new CommandEngine(p))
+  val dramTables = if (p.dramTables) Some(Module(new DramTables(p, CoreDramTables.setTables))) else None
+  val en         = dramTables.fold(true.B)(_.io.en) // the command engine's clock runs
+  val cross      = new EngineCrossing(en)
+  val dataPath   = Module(new DataPath(p))
+  val slots      = Module(new SlotBuffer(p))
+  val commands = withClock(dramTables.fold(clock)(t => CoreDramTables.engineClock(clock, t.io.en)))(
+    Module(new CommandEngine(p))
+  )
   val scrub    = Module(new ScrubEngine(p.chunks, p.chunkShift, p.pageShift, p.pageBits, p.memAddrBits))
   val copy     = if (p.hasCopy) Some(Module(new CopyEngine(p.chunks, p.chunkShift, p.memAddrBits))) else None
   val evq      = Module(new EventQueue(p.evqDepthLog2, p.eventPorts))
@@ -76,114 +83,80 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   val intEndPage = Mux(requests.intWriteEnd.bits, scrub.io.endPage, slots.io.mergePage)
 
   // ------------------------------------------------------------------ tables
-  // Every per-page table is a TrackTable (RAM banks + live-value table): a request enters in the cycle of its
-  // handshake and takes effect two cycles later, in port order within its cycle: a harvest step before the
-  // sets/increments of its cycle; write invalidations before a BAT command of the same cycle (docs/rtl-notes.md).
-  // Dirty and accessed are rows of 512 pages with summary bits (one per 2 MiB region); hotness and BAT validity are
-  // 64-page words.
-  val bitmaps    = BitmapTables(p)
-  val dirty      = bitmaps.dirty
-  val accessed   = bitmaps.accessed.get
-  val hotness    = Module(new TrackTable(p.words, p.hotBits, 3)) // 0 harvest, 1 read accept, 2 write accept
-  val batValid   = Module(new TrackTable(p.words, 1, 3))         // 0 write accept, 1 write end, 2 BAT command
-  val batPayload = SyncReadMem(p.pages.toInt, UInt((p.batDiskBits + p.batBlockBits).W))
-  import TableOp._
-  def drive(t: TrackTable, port: Int, v: Bool, page: UInt, op: UInt): Unit = BitmapTables.drive(p, t, port, v, page, op)
-
-  // harvest steps of the command engine, answered two cycles later on port 0
-  val step = commands.io.harvest
-  bitmaps.connect(commands)
-  hotness.io.req(0).valid     := step.valid && step.bits.table === 3.U
-  hotness.io.req(0).bits.word := step.bits.row
-  hotness.io.req(0).bits.lane := 0.U
-  hotness.io.req(0).bits.op   := step.bits.op
-  hotness.io.req(0).bits.mask := 1.U
-  hotness.io.scanRow          := 0.U
-  commands.io.harvestRow.bits.hotness :=
-    VecInit(Seq.tabulate(64)(j => hotness.io.resp(0).bits((j + 1) * p.hotBits - 1, j * p.hotBits)))
-  commands.io.harvestRow.valid := bitmaps.answered || hotness.io.resp(0).valid
-
-  // requests of the data path
-  val readTracked  = requests.readAccept.valid && trackEn
-  val writeTracked = requests.writeAccept.valid && trackEn
   val writeEnd     = requests.extWriteEnd.valid || intEnd // one B per cycle on the memory side
   val writeEndPage = Mux(requests.extWriteEnd.valid, requests.extWriteEnd.bits, intEndPage)
-  drive(dirty, 1, writeEnd && trackEn, writeEndPage, SET.U)
-  drive(accessed, 1, readTracked, requests.readAccept.bits, SET.U)
-  drive(accessed, 2, writeTracked, requests.writeAccept.bits, SET.U)
-  drive(hotness, 1, readTracked, requests.readAccept.bits, INC.U)
-  drive(hotness, 2, writeTracked, requests.writeAccept.bits, INC.U)
-
-  // association: invalidated at write begin and write end (internal writes included), whatever TRACK_EN says
-  drive(batValid, 0, requests.writeAccept.valid, requests.writeAccept.bits, CLEAR.U)
-  drive(batValid, 1, writeEnd, writeEndPage, CLEAR.U)
-  val bat = commands.io.bat
-  drive(batValid, 2, bat.valid, bat.bits.page, bat.bits.op)
-  batValid.io.scanRow := 0.U
-  val batEvtEnAt                = ShiftRegister(batEvtEn, 2) // CTRL as it was in the request's cycle
-  def pageAt(r: TableReq): UInt = Cat(r.word, r.lane).pad(p.pageBits)(p.pageBits - 1, 0)
-  val cleared    = (0 until 2).map(k => batValid.io.resp(k).valid && batValid.io.resp(k).bits(batValid.io.done(k).lane))
+  val tab          = Wire(new CoreTablesOut)
+  dramTables match {
+    case Some(t) =>
+      CoreDramTables.connect(p, t, commands, requests, writeEnd, writeEndPage, trackEn, batEvtEn, tab)
+      d_axi.get <> t.axi
+    case None =>
+      CoreOnChipTables.connect(p, commands, requests, writeEnd, writeEndPage, trackEn, batEvtEn, tab)
+  }
   val statBatInv = RegInit(0.U(32.W))
-  val batInvNext = statBatInv +& PopCount(cleared)
-  statBatInv             := Mux(batInvNext(32), "hffffffff".U(32.W), batInvNext(31, 0))
-  commands.io.batPayload := batPayload.read(bat.bits.page, bat.valid && bat.bits.op =/= SET.U)
-  when(bat.valid && bat.bits.op === SET.U)(batPayload.write(bat.bits.page, bat.bits.data))
-  commands.io.batValid.valid := batValid.io.resp(2).valid
-  commands.io.batValid.bits  := batValid.io.resp(2).bits(batValid.io.done(2).lane)
-  val tablesBusy = dirty.io.busy || accessed.io.busy || hotness.io.busy || batValid.io.busy
+  val batInvNext = statBatInv +& tab.batInvAdd
+  statBatInv := Mux(batInvNext(32), "hffffffff".U(32.W), batInvNext(31, 0))
+  // CMD_STATUS.BUSY: in DRAM a BAT_SET or BAT_CLEAR completes in the engine before it took effect
+  val cmdBusy = commands.io.busy || tab.busy
 
   // ------------------------------------------------------------------ slots, commands, scrub
-  slots.io.tick         := tick
-  slots.io.timeout      := regs.io.slotTimeout
-  slots.io.alloc        := commands.io.slotAlloc
-  slots.io.release      := commands.io.slotRelease
-  slots.io.mergeStart   := commands.io.mergeStart
-  slots.io.queryStart   := commands.io.queryStart
-  commands.io.slots     := slots.io.view
-  commands.io.mergeDone := slots.io.mergeDone
-  commands.io.queryWord := slots.io.queryWord
-  commands.io.queryDone := slots.io.queryDone
-  scrub.io.enq <> commands.io.scrubEnq
+  slots.io.tick    := tick
+  slots.io.timeout := regs.io.slotTimeout
+  // the engine's pulses pass in its enabled cycles, the answers to it are held until one (EngineCrossing)
+  def fromEngine[T <: Data](x: Valid[T]): Valid[T] = {
+    val o = Wire(Valid(chiselTypeOf(x.bits)))
+    o.valid := cross.out(x.valid)
+    o.bits  := x.bits
+    o
+  }
+  slots.io.alloc             := fromEngine(commands.io.slotAlloc)
+  slots.io.release           := fromEngine(commands.io.slotRelease)
+  slots.io.mergeStart        := fromEngine(commands.io.mergeStart)
+  slots.io.queryStart        := fromEngine(commands.io.queryStart)
+  commands.io.slots          := slots.io.view
+  commands.io.mergeDone      := cross.in(slots.io.mergeDone)
+  commands.io.queryWord      := cross.in(slots.io.queryWord)
+  commands.io.queryDone      := cross.in(slots.io.queryDone)
+  scrub.io.enq.valid         := cross.out(commands.io.scrubEnq.valid)
+  scrub.io.enq.bits          := commands.io.scrubEnq.bits
+  commands.io.scrubEnq.ready := scrub.io.enq.ready
   val dma = Module(new DmaWriter(CommandEngine.dmaAddrBits(p), CommandEngine.dmaLenBits(p)))
-  dma.io.start        := commands.io.dmaStart
-  commands.io.dmaDone := dma.io.done
+  dma.io.start        := fromEngine(commands.io.dmaStart)
+  commands.io.dmaDone := cross.in(dma.io.done)
   h_axi <> dma.io.axi
   // the writer's stream: the command engine's beats (DMA harvests), or during CHUNK_COPY the copy engine's
   val copying = commands.io.copying && p.hasCopy.B
-  dma.io.data.valid         := Mux(copying, copy.map(_.io.data.valid).getOrElse(false.B), commands.io.dmaData.valid)
-  dma.io.data.bits          := Mux(copying, copy.map(_.io.data.bits).getOrElse(0.U), commands.io.dmaData.bits)
-  commands.io.dmaData.ready := !copying && dma.io.data.ready
+  dma.io.data.valid := Mux(copying, copy.map(_.io.data.valid).getOrElse(false.B), cross.out(commands.io.dmaData.valid))
+  dma.io.data.bits  := Mux(copying, copy.map(_.io.data.bits).getOrElse(0.U), commands.io.dmaData.bits)
+  commands.io.dmaData.ready := !copying && cross.out(dma.io.data.ready)
   dma.io.avail              := Mux(copying, copy.map(_.io.avail).getOrElse(0.U), commands.io.dmaAvail)
   dma.io.strb               := Mux(copying, Fill(64, 1.U(1.W)), commands.io.dmaStrb)
   dma.io.end                := Mux(copying, copy.map(_.io.end).getOrElse(true.B), commands.io.dmaEnd)
   copy.foreach { c =>
-    c.io.start      := commands.io.copyStart
+    c.io.start      := fromEngine(commands.io.copyStart)
     c.io.data.ready := copying && dma.io.data.ready
   }
-  commands.io.scrubFinish := scrub.io.finish
+  commands.io.scrubFinish := cross.in(scrub.io.finish)
 
   // ------------------------------------------------------------------ events, in SEQ order within a cycle
-  val invEvents = (0 until 2).map { k =>
-    val e = Wire(Valid(new EventRec))
-    e.valid      := cleared(k) && batEvtEnAt
-    e.bits.typ   := Regs.Event.BAT_INVALIDATED.U
-    e.bits.index := 0.U
-    e.bits.arg   := pageAt(batValid.io.done(k))
-    e
-  }
   val sources =
-    invEvents ++ Seq(regs.io.errorEvent, slots.io.fullEvent) ++ slots.io.timeoutEvent ++
-      Seq(slots.io.mergeEvent, commands.io.scrubEvent)
+    tab.invEvents ++ Seq(regs.io.errorEvent, slots.io.fullEvent) ++ slots.io.timeoutEvent ++
+      Seq(slots.io.mergeEvent, fromEngine(commands.io.scrubEvent))
   require(sources.length == p.eventPorts)
   for ((src, k) <- sources.zipWithIndex) evq.io.push(k) := src
-  evq.io.pop := regs.io.evqPop
+  evq.io.pop  := regs.io.evqPop
+  evq.io.lose := tab.lostEvents
 
   // ------------------------------------------------------------------ register port
   regs.io.axil <> s_axil
-  regs.io.cmdBusy        := commands.io.busy
-  regs.io.cmdReady       := commands.io.ready
-  regs.io.cmdDone        := commands.io.done
-  commands.io.launch     := regs.io.launch
+  regs.io.cmdBusy  := cmdBusy
+  regs.io.cmdReady := commands.io.ready
+  // CMD_DONE: once the command took effect (in DRAM a BAT_SET or BAT_CLEAR may still be in work: held until then)
+  val doneHeld = RegInit(false.B)
+  val doneNow  = cross.out(commands.io.done) || doneHeld
+  doneHeld               := doneNow && tab.busy
+  regs.io.cmdDone        := doneNow && !tab.busy
+  commands.io.launch     := cross.in(regs.io.launch)
   commands.io.args       := regs.io.args
   commands.io.resultRead := regs.io.resultRead
   regs.io.resultLine     := commands.io.resultLine
@@ -216,7 +189,7 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   values(
     "CMD_STATUS"
   ) := (commands.io.seq << Regs.CMD_STATUS.SEQ_LSB) | (commands.io.code << Regs.CMD_STATUS.CODE_LSB) |
-    (commands.io.busy.asUInt << Regs.CMD_STATUS.BUSY_LSB)
+    (cmdBusy.asUInt << Regs.CMD_STATUS.BUSY_LSB)
   values("CMD_RESULT0_LO") := commands.io.result0(31, 0)
   values("CMD_RESULT0_HI") := commands.io.result0(63, 32)
   values("CMD_RESULT1_LO") := commands.io.result1(31, 0)
@@ -236,7 +209,7 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
 
   irq  := regs.io.irq
   msi  := regs.io.msi
-  idle := commands.io.idle && scrub.io.idle && !tablesBusy && copy.fold(true.B)(_.io.idle)
+  idle := commands.io.idle && scrub.io.idle && !tab.busy && !tab.pending && copy.fold(true.B)(_.io.idle)
 }
 
 /**
