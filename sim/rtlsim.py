@@ -99,6 +99,20 @@ def dram(cfg: str = "dram1t") -> Design:
     )
 
 
+def dram_core(cfg: str = "dram1t") -> Design:
+    """The whole core with its per-page tables in device DRAM (`make rtl-dram-core-sim`); benches in sim/tb/dramcore/
+    (the core's bench environment on the 1 TiB configuration, a sparse memory on d_axi)."""
+    return Design(
+        f"core-{cfg}",
+        "CxlTrackCore",
+        rtl_dir(cfg),
+        "tb.dramcore",
+        "rtl-dram-core-sim",
+        (("CXLTRACK_CONFIG", cfg),),
+        f"-{cfg}",
+    )
+
+
 def block(name: str, cfg: str = "small") -> Design:
     """A standalone block emitted by cxltrack.Blocks (`make rtl-blocks`); benches in sim/tb/blocks/,
     which read the block's parameters from $CXLTRACK_BLOCK_JSON."""

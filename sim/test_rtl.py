@@ -3,7 +3,8 @@
 the whole core are sim/tb/test_*.py, the block benches sim/tb/blocks/test_*.py (each names its block
 in a `BLOCK = "<Name>"` line), the board wrapper's sim/tb/board/test_*.py (Verilator only), the
 harvest engine's sim/tb/harvest/test_*.py (HarvestBench, default configuration), the harvest engine with its
-per-page tables in device DRAM, sim/tb/dram/test_*.py (DramHarvestBench, config/dram1t.toml, Verilator only).
+per-page tables in device DRAM, sim/tb/dram/test_*.py (DramHarvestBench, config/dram1t.toml, Verilator only), and
+the whole core at that size, sim/tb/dramcore/test_*.py (CxlTrackCore, config/dram1t.toml, Verilator only).
 Each runs on every simulator given with `--sim` (`make test-rtl`: Verilator and Icarus, at the same iteration counts;
 Icarus is ~2-3x slower on these benches); `--bench NAME` (`make test-rtl BENCH=NAME`) runs one
 bench, core, block or board."""
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import design, sims
-from rtlsim import BLOCKS_DIR, SIM_DIR, block, board, dram, harvest, rtl_dir, run_checked
+from rtlsim import BLOCKS_DIR, SIM_DIR, block, board, dram, dram_core, harvest, rtl_dir, run_checked
 
 CORE_BENCH_DIR = SIM_DIR / "tb"
 BLOCK_BENCH_DIR = CORE_BENCH_DIR / "blocks"
@@ -35,11 +36,18 @@ HARVEST_DESIGNS = ("default", "default-packed")  # the core's form of the tables
 # Verilator only (its engine runs on a latch-gated clock; the engine itself is the one the harvest benches run on both)
 DRAM_BENCH_DIR = SIM_DIR / "tb" / "dram"
 DRAM_SIMS = ("verilator",)
+# The whole core at 1 TiB with its tables in DRAM: sim/tb/dramcore/test_*.py, Verilator only (the same gated clock)
+DRAM_CORE_BENCH_DIR = SIM_DIR / "tb" / "dramcore"
 
 
 def dram_benches() -> list[str]:
     """The benches of the DRAM-table harvest top: every sim/tb/dram/test_*.py."""
     return [p.stem for p in sorted(DRAM_BENCH_DIR.glob("test_*.py"))]
+
+
+def dram_core_benches() -> list[str]:
+    """The benches of the whole core at 1 TiB with its tables in DRAM: every sim/tb/dramcore/test_*.py."""
+    return [p.stem for p in sorted(DRAM_CORE_BENCH_DIR.glob("test_*.py"))]
 
 
 def core_benches() -> list[str]:
@@ -81,7 +89,12 @@ def chosen(config: pytest.Config, benches: list[str]) -> list[str]:
     if not names:
         return benches
     known = (
-        set(core_benches()) | set(block_benches()) | set(board_benches()) | set(harvest_benches()) | set(dram_benches())
+        set(core_benches())
+        | set(block_benches())
+        | set(board_benches())
+        | set(harvest_benches())
+        | set(dram_benches())
+        | set(dram_core_benches())
     )
     unknown = [n for n in names if n not in known]
     if unknown:
@@ -110,6 +123,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         benches = chosen(metafunc.config, dram_benches())
         pairs = [(sim, b) for sim in sims(metafunc.config) if sim in DRAM_SIMS for b in benches]
         metafunc.parametrize("sim_dram_bench", pairs, ids=[f"{s}-dram-{b}" for s, b in pairs])
+    if "sim_dram_core_bench" in metafunc.fixturenames:
+        benches = chosen(metafunc.config, dram_core_benches())
+        pairs = [(sim, b) for sim in sims(metafunc.config) if sim in DRAM_SIMS for b in benches]
+        metafunc.parametrize("sim_dram_core_bench", pairs, ids=[f"{s}-dramcore-{b}" for s, b in pairs])
     if "sim_board_bench" in metafunc.fixturenames:
         benches = chosen(metafunc.config, board_benches())
         pairs = [(sim, b) for sim in sims(metafunc.config) if sim in BOARD_SIMS for b in benches]
@@ -139,6 +156,13 @@ def test_harvest_bench(sim_harvest_bench: tuple[str, str, str], built: dict[tupl
 def test_dram_bench(sim_dram_bench: tuple[str, str], built: dict[tuple[str, str], Path]) -> None:
     sim, bench = sim_dram_bench
     d = dram()
+    _, bdir = design(sim, built, d)
+    run_checked(sim, bdir, bench, design=d)
+
+
+def test_dram_core_bench(sim_dram_core_bench: tuple[str, str], built: dict[tuple[str, str], Path]) -> None:
+    sim, bench = sim_dram_core_bench
+    d = dram_core()
     _, bdir = design(sim, built, d)
     run_checked(sim, bdir, bench, design=d)
 

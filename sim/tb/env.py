@@ -419,6 +419,12 @@ class Bench(CommandPort):
             ProtocolChecker(dut, "s_axi", AXI_CHANNELS),
             ProtocolChecker(dut, "m_axi", AXI_CHANNELS),
         ]
+        # a core with its tables in device DRAM (dram_tables = 1): the carve-out above the capacity, on its own master
+        # (cocotbext-axi's memory is sparse: a 1 TiB device costs only the lines written)
+        self.dram: AxiRam | None = None
+        if hasattr(dut, "d_axi_awvalid"):
+            self.dram = AxiRam(AxiBus.from_prefix(dut, "d_axi"), dut.clock, dut.reset, size=4 * self.cfg.capacity_bytes)
+            self.checkers.append(ProtocolChecker(dut, "d_axi", AXI_CHANNELS))
         self.mirror = ModelMirror(dut, self.model) if mirror else None
         # host memory behind the DMA port (the model has its own, written by its DMA harvests)
         self.host = HostMemory()
