@@ -20,7 +20,7 @@ import cocotb
 from cxltrack import regs
 from cxltrack.vectors.format import HOST_BASE
 
-from ..env import OFF, OP, Scoreboard, cover, finish, open_bench
+from ..env import COVERAGE, OFF, OP, Scoreboard, cover, finish, open_bench
 from ..test_dma import dma_harvest, list_harvest
 from .touched import Regions, compare_touched
 
@@ -38,7 +38,12 @@ async def lockstep(dut: Any) -> None:
     await sb.reg_write(OFF["INT_ENABLE"], 7)
     slots: dict[int, int] = {}  # open slot -> tag
     host = HOST_BASE
-    for i in range(int(os.environ.get("CXLTRACK_DRAM_CORE_STEPS", "1200"))):
+    steps = int(os.environ.get("CXLTRACK_DRAM_CORE_STEPS", "1200"))
+    for i in range(steps):
+        # INT_STATUS cleared now and then and compared after every step: CMD_DONE must come for every command, once
+        # it took effect (a BAT_SET or BAT_CLEAR in DRAM completes in the engine before that)
+        if rng.random() < 0.5:
+            await sb.reg_write(OFF["INT_STATUS"], 7)
         r = rng.random()
         if r < 0.35:
             page = regions.page()
@@ -77,12 +82,21 @@ async def lockstep(dut: Any) -> None:
             cover("dram_core:list")
         else:
             await slot_step(sb, rng, regions, slots)
+        await sb.reg_read(OFF["INT_STATUS"])
         if i % 25 == 24:
             await sb.compare_events()
     await sb.compare_registers()
     await sb.compare_events()
     await compare_touched(sb, regions)
     await sb.compare_registers()
+    cmds = sum(n for k, n in COVERAGE.items() if k.startswith("cmd:"))
+    events = sum(n for k, n in COVERAGE.items() if k.startswith("event:"))
+    print(
+        f"dram_core: {steps} steps, {cmds} commands, {events} events compared "
+        f"({COVERAGE['event:BAT_INVALIDATED']} BAT_INVALIDATED), {COVERAGE['mem:write']} writes, "
+        f"{len(regions.touched)} pages touched in areas at {[hex(a) for a in regions.bases]}",
+        flush=True,
+    )
     finish(b, "dram_core")
 
 

@@ -33,7 +33,7 @@ async def lost_events(dut: Any) -> None:
     await b.reg_write(OFF["CTRL"], 3)  # TRACK_EN, BAT_INV_EVT_EN
     groups = b.cfg.pages // GROUP
     valid_bit = 1 << 32
-    rounds_lost = 0
+    rounds_lost = events_total = lost_total = 0
     for _ in range(ROUNDS):
         g = rng.randrange(groups - 1)
         pages = [g * GROUP + row * 512 + rng.randrange(512) for row in rng.sample(range(64), PAGES_PER_ROUND)]
@@ -64,6 +64,8 @@ async def lost_events(dut: Any) -> None:
         missing = set(pages) - set(got)
         assert not missing or lost > 0, f"{len(missing)} written pages without an event, and no loss recorded"
         assert stat == len(got), f"STAT_BAT_INV counted {stat}, events given {len(got)}"
+        events_total += len(got)
+        lost_total += lost
         if lost:
             rounds_lost += 1
             err = await b.reg_read(OFF["ERR_STATUS"])
@@ -75,6 +77,11 @@ async def lost_events(dut: Any) -> None:
             assert not r1 & valid_bit, f"page {p:#x} was written but its association is still valid"
         _, r0, r1 = await b.command(OP.BAT_GET, keep)
         assert r1 & valid_bit and (r0, r1 & ~valid_bit) == payload[keep], f"page {keep:#x} lost its association"
+    print(
+        f"dram_core_lost: {ROUNDS} rounds of {PAGES_PER_ROUND} writes: {events_total} events, "
+        f"{lost_total} losses recorded in {rounds_lost} rounds",
+        flush=True,
+    )
     assert rounds_lost, "no round overflowed the update cache: the loss rule was not exercised"
     b.check_clean()
     finish(b, "dram_core_lost")
