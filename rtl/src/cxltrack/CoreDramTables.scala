@@ -39,6 +39,27 @@ object CoreDramTables {
   }
 
   /**
+   * The engine's side of `t` (also [[DramHarvestBench]]'s): its steps and BAT requests, the answers, the scan window
+   * (`scanNow`), and the command scope of a materialisation.
+   */
+  def connectEngine(p: CxlTrackParams, t: DramTables, commands: CommandEngine): Unit = {
+    t.io.step                          := commands.io.harvest
+    t.io.scanRow                       := commands.io.scanRow
+    t.io.scanUsed                      := commands.io.scanNow
+    t.io.inCommand                     := commands.io.ready && !commands.io.idle
+    commands.io.scanBits(0)            := t.io.scanBits(0)
+    commands.io.scanBits(1)            := t.io.scanBits(1)
+    commands.io.harvestRow.valid       := t.io.resp.valid
+    commands.io.harvestRow.bits.bitmap := t.io.resp.bits
+    // a hotness line: counter j in byte j
+    commands.io.harvestRow.bits.hotness := VecInit(Seq.tabulate(64)(j => t.io.resp.bits(8 * j + p.hotBits - 1, 8 * j)))
+    // a BAT command: the engine's request taken at an enabled edge, its answers held for the engine's cycles
+    t.io.bat               := commands.io.bat
+    commands.io.batPayload := t.io.batPayload
+    commands.io.batValid   := t.io.batValid
+  }
+
+  /**
    * Connect `t` to the engine and the data path's requests. `writeEnd`/`writeEndPage`: a write's end (external or
    * internal, one per cycle); `trackEn`, `batEvtEn`: CTRL's bits.
    */
@@ -71,19 +92,7 @@ object CoreDramTables {
       src(write.valid, write.bits),
       src(writeEnd, writeEndPage)
     )
-    // the engine's side, as in DramHarvestBench
-    t.io.step                           := commands.io.harvest
-    t.io.scanRow                        := commands.io.scanRow
-    t.io.scanUsed                       := commands.io.scanNow
-    t.io.inCommand                      := commands.io.ready && !commands.io.idle
-    commands.io.scanBits(0)             := t.io.scanBits(0)
-    commands.io.scanBits(1)             := t.io.scanBits(1)
-    commands.io.harvestRow.valid        := t.io.resp.valid
-    commands.io.harvestRow.bits.bitmap  := t.io.resp.bits
-    commands.io.harvestRow.bits.hotness := VecInit(Seq.tabulate(64)(j => t.io.resp.bits(8 * j + p.hotBits - 1, 8 * j)))
-    t.io.bat                            := commands.io.bat
-    commands.io.batPayload              := t.io.batPayload
-    commands.io.batValid                := t.io.batValid
+    connectEngine(p, t, commands)
 
     // BAT invalidations: known when a line is read with its entry, given one per cycle (docs/spec.md section 12)
     t.io.evtEn                  := batEvtEn

@@ -5,13 +5,14 @@ import chisel3._
 import chisel3.util._
 
 /**
- * The command engine with its per-page tables in device DRAM ([[DramTables]]: bitmaps, hotness, BAT): the top the 1 TiB
- * configuration builds (config/dram1t.toml), with the ports of [[HarvestBench]] plus a hotness increment, the two BAT
- * invalidations of the core's data path (write accept, write end), the DRAM master `d_axi` and the update cache's
- * overflow and occupancy for the benches. BAT commands run through the engine as in the core; `io.idle` stays low until
- * a BAT_SET or BAT_CLEAR took effect. The command engine runs on a clock gated by the tables' `en` (DramTables says
- * why); what crosses between the two clocks is held so that no event is lost or doubled: the DMA writer's start and
- * beats pass only in enabled cycles, its completion waits in a register for the next one.
+ * The command engine with its per-page tables in device DRAM ([[DramTables]]: bitmaps, hotness, BAT) without the rest
+ * of the core (config/dram1t.toml; the whole core is [[CxlTrackCore]] with [[CoreDramTables]]), so that the benches
+ * drive the tables' sources directly: the ports of [[HarvestBench]] plus a hotness increment, the two BAT invalidations
+ * of the core's data path (write accept, write end), the DRAM master `d_axi` and the update cache's overflow and
+ * occupancy for the benches. BAT commands run through the engine as in the core; `io.idle` stays low until a BAT_SET or
+ * BAT_CLEAR took effect. The command engine runs on a clock gated by the tables' `en` (DramTables says why); what
+ * crosses between the two clocks is held so that no event is lost or doubled: the DMA writer's start and beats pass
+ * only in enabled cycles, its completion waits in a register for the next one.
  */
 class DramHarvestBench(p: CxlTrackParams) extends Module {
   override def desiredName = "DramHarvestBench"
@@ -39,42 +40,23 @@ class DramHarvestBench(p: CxlTrackParams) extends Module {
       Seq(DramTable.Dirty, DramTable.Accessed, DramTable.Hotness, DramTable.BatValid, DramTable.BatValid)
     )
   )
-  val en   = tables.io.en
-  val gate = Module(new EngineClockGate)
-  gate.io.in := clock
-  gate.io.en := en
-  val gated    = gate.io.out
-  val commands = withClock(gated)(Module(new CommandEngine(p)))
+  val en       = tables.io.en
+  val commands = withClock(CoreDramTables.engineClock(clock, en))(Module(new CommandEngine(p)))
   d_axi <> tables.axi
 
-  tables.io.step                     := commands.io.harvest
-  tables.io.scanRow                  := commands.io.scanRow
-  tables.io.scanUsed                 := commands.io.scanNow
-  tables.io.inCommand                := commands.io.ready && !commands.io.idle
-  tables.io.evtEn                    := io.batEvtEn
-  io.inv                             := tables.io.inv
-  io.invFound                        := tables.io.invFound
-  io.invLost                         := tables.io.invLost
-  commands.io.scanBits(0)            := tables.io.scanBits(0)
-  commands.io.scanBits(1)            := tables.io.scanBits(1)
-  commands.io.harvestRow.valid       := tables.io.resp.valid
-  commands.io.harvestRow.bits.bitmap := tables.io.resp.bits
-  // a hotness line: counter j in byte j
-  commands.io.harvestRow.bits.hotness := VecInit(
-    Seq.tabulate(64)(j => tables.io.resp.bits(8 * j + p.hotBits - 1, 8 * j))
-  )
+  CoreDramTables.connectEngine(p, tables, commands)
+  tables.io.evtEn   := io.batEvtEn
+  io.inv            := tables.io.inv
+  io.invFound       := tables.io.invFound
+  io.invLost        := tables.io.invLost
   tables.io.sets(0) := io.dirtySet
   tables.io.sets(1) := io.accessedSet
   tables.io.sets(2) := io.hotInc
   tables.io.sets(3) := io.batInv(0)
   tables.io.sets(4) := io.batInv(1)
-  // a BAT command: the engine's request taken at an enabled edge, its answers held for the engine's cycles
-  tables.io.bat          := commands.io.bat
-  commands.io.batPayload := tables.io.batPayload
-  commands.io.batValid   := tables.io.batValid
-  io.overflow            := tables.io.overflow
-  io.occupancy           := tables.io.occupancy.pad(8)
-  io.engineEn            := en
+  io.overflow       := tables.io.overflow
+  io.occupancy      := tables.io.occupancy.pad(8)
+  io.engineEn       := en
 
   // a launch comes only while the engine is idle, and then `en` is high (an idle engine reads no scan, steps nothing)
   commands.io.launch          := io.launch
