@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import random
 
-from ..env import OP, Scoreboard
+from cxltrack import regs
+
+from ..env import OFF, OP, R, Scoreboard, cover
 
 WINDOW = 32768  # pages a bitmap harvest reports through RESULT
 HOT_WINDOW = 4096  # pages a hotness harvest reports through RESULT
@@ -50,3 +52,36 @@ async def compare_touched(sb: Scoreboard, regions: Regions) -> None:
         await sb.command(OP.HARVEST_HOTNESS, base, n, result_bytes=n)
     for page in sorted(regions.touched):
         await sb.command(OP.BAT_GET, page)
+
+
+async def compare_events_unordered(sb: Scoreboard) -> None:
+    """Both event queues drained and compared as sets of records: with the tables in DRAM a BAT_INVALIDATED event is
+    queued when its line is written back (docs/spec.md section 12), so it may come after an event the model queued
+    later (a merge's MERGE_DONE after the merge's own write invalidated an association); each record's type, index
+    and argument, the SEQ numbers taken, EVQ_COUNT and EVQ_DROPPED must still agree."""
+    b, m = sb.b, sb.m
+    n = await b.reg_read(OFF["EVQ_COUNT"])
+    assert n == m.reg_read(OFF["EVQ_COUNT"]), f"EVQ_COUNT: rtl {n} model {m.reg_read(OFF['EVQ_COUNT'])}"
+    got: list[tuple[int, int, int, int]] = []
+    want: list[tuple[int, int, int, int]] = []
+    head = ("EVT_HEAD0", "EVT_HEAD1", "EVT_ARG_LO", "EVT_ARG_HI")
+    for _ in range(n):
+        got.append(record([await b.reg_read(OFF[x]) for x in head]))
+        want.append(record([m.reg_read(OFF[x]) for x in head]))
+        await sb.reg_write(OFF["EVQ_POP"], 1)
+    for e in got:
+        cover(f"event:{regs.Event(e[0]).name}")
+    key = sorted(e[:3] for e in got), sorted(e[:3] for e in want)
+    assert key[0] == key[1], f"events: rtl {sorted(got)} model {sorted(want)}"
+    assert sorted(e[3] for e in got) == sorted(e[3] for e in want), f"SEQs: rtl {got} model {want}"
+    if [e[:3] for e in got] != [e[:3] for e in want]:
+        cover("dram_core:events_reordered")
+    for name in ("EVQ_COUNT", "EVQ_DROPPED"):
+        await sb.reg_read(OFF[name])
+
+
+def record(words: list[int]) -> tuple[int, int, int, int]:
+    """(type, index, arg, SEQ) of the head registers EVT_HEAD0, EVT_HEAD1, EVT_ARG_LO, EVT_ARG_HI."""
+    h0, seq, lo, hi = words
+    f = R["EVT_HEAD0"]
+    return f.field("TYPE").get(h0), f.field("INDEX").get(h0), lo | hi << 32, seq
