@@ -59,21 +59,9 @@ object CoreDramTables {
     commands.io.batValid   := t.io.batValid
   }
 
-  /**
-   * Connect `t` to the engine and the data path's requests. `writeEnd`/`writeEndPage`: a write's end (external or
-   * internal, one per cycle); `trackEn`, `batEvtEn`: CTRL's bits.
-   */
-  def connect(
-      p: CxlTrackParams,
-      t: DramTables,
-      commands: CommandEngine,
-      requests: RequestEvents,
-      writeEnd: Bool,
-      writeEndPage: UInt,
-      trackEn: Bool,
-      batEvtEn: Bool,
-      out: CoreTablesOut
-  ): Unit = {
+  /** Connect `t` to the engine and to the data path's requests. */
+  def connect(p: CxlTrackParams, t: DramTables, commands: CommandEngine, in: CoreTablesIn, out: CoreTablesOut): Unit = {
+    import in._
     def src(v: Bool, page: UInt): Valid[UInt] = {
       val s = Wire(Valid(UInt(p.pageBits.W)))
       s.valid := v

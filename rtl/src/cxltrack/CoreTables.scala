@@ -4,6 +4,18 @@ package cxltrack
 import chisel3._
 import chisel3.util._
 
+/**
+ * What the rest of [[CxlTrackCore]] gives its per-page tables, in either form: the data path's requests, a write's end
+ * (`writeEnd`/`writeEndPage`: external or internal, one per cycle) and CTRL's bits.
+ */
+class CoreTablesIn(
+    val requests: RequestEvents,
+    val writeEnd: Bool,
+    val writeEndPage: UInt,
+    val trackEn: Bool,
+    val batEvtEn: Bool
+)
+
 /** What the core's per-page tables give the rest of [[CxlTrackCore]], in either form (on chip, or in device DRAM). */
 class CoreTablesOut extends Bundle {
   val busy       = Bool()     // a harvest step or BAT request still in work after the engine: part of CMD_STATUS.BUSY
@@ -15,20 +27,11 @@ class CoreTablesOut extends Bundle {
 
 /**
  * The core's per-page tables on chip: dirty, accessed, BAT validity and hotness are [[TrackTable]]s, the BAT payload a
- * RAM. Connected to the command engine's steps and BAT requests and to the data path's requests (`writeEnd` /
- * `writeEndPage`: a write's end, external or internal, one per cycle; `trackEn`, `batEvtEn`: CTRL's bits).
+ * RAM. Connected to the command engine's steps and BAT requests and to the data path's requests.
  */
 object CoreOnChipTables {
-  def connect(
-      p: CxlTrackParams,
-      commands: CommandEngine,
-      requests: RequestEvents,
-      writeEnd: Bool,
-      writeEndPage: UInt,
-      trackEn: Bool,
-      batEvtEn: Bool,
-      tab: CoreTablesOut
-  ): Unit = {
+  def connect(p: CxlTrackParams, commands: CommandEngine, in: CoreTablesIn, tab: CoreTablesOut): Unit = {
+    import in._
     // Every per-page table is a TrackTable (RAM banks + live-value table): a request enters in the cycle of its
     // handshake and takes effect two cycles later, in port order within its cycle: a harvest step before the
     // sets/increments of its cycle; write invalidations before a BAT command of the same cycle (docs/rtl-notes.md).

@@ -86,12 +86,13 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   val writeEnd     = requests.extWriteEnd.valid || intEnd // one B per cycle on the memory side
   val writeEndPage = Mux(requests.extWriteEnd.valid, requests.extWriteEnd.bits, intEndPage)
   val tab          = Wire(new CoreTablesOut)
+  val tableIn      = new CoreTablesIn(requests, writeEnd, writeEndPage, trackEn, batEvtEn)
   dramTables match {
     case Some(t) =>
-      CoreDramTables.connect(p, t, commands, requests, writeEnd, writeEndPage, trackEn, batEvtEn, tab)
+      CoreDramTables.connect(p, t, commands, tableIn, tab)
       d_axi.get <> t.axi
     case None =>
-      CoreOnChipTables.connect(p, commands, requests, writeEnd, writeEndPage, trackEn, batEvtEn, tab)
+      CoreOnChipTables.connect(p, commands, tableIn, tab)
   }
   val statBatInv = RegInit(0.U(32.W))
   val batInvNext = statBatInv +& tab.batInvAdd
