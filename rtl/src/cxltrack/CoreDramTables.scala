@@ -103,6 +103,14 @@ class EngineCrossing(en: Bool) {
   /** A pulse from the engine: passes in enabled cycles only. */
   def out(v: Bool): Bool = v && en
 
+  /** A valid-with-payload pulse from the engine: passes in enabled cycles only. */
+  def out[T <: Data](x: Valid[T]): Valid[T] = {
+    val o = Wire(Valid(chiselTypeOf(x.bits)))
+    o.valid := out(x.valid)
+    o.bits  := x.bits
+    o
+  }
+
   /** A valid-with-payload pulse into the engine: held (with its payload) until an enabled cycle. */
   def in[T <: Data](x: Valid[T]): Valid[T] = {
     val held = RegInit(false.B)

@@ -104,16 +104,10 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   slots.io.tick    := tick
   slots.io.timeout := regs.io.slotTimeout
   // the engine's pulses pass in its enabled cycles, the answers to it are held until one (EngineCrossing)
-  def fromEngine[T <: Data](x: Valid[T]): Valid[T] = {
-    val o = Wire(Valid(chiselTypeOf(x.bits)))
-    o.valid := cross.out(x.valid)
-    o.bits  := x.bits
-    o
-  }
-  slots.io.alloc             := fromEngine(commands.io.slotAlloc)
-  slots.io.release           := fromEngine(commands.io.slotRelease)
-  slots.io.mergeStart        := fromEngine(commands.io.mergeStart)
-  slots.io.queryStart        := fromEngine(commands.io.queryStart)
+  slots.io.alloc             := cross.out(commands.io.slotAlloc)
+  slots.io.release           := cross.out(commands.io.slotRelease)
+  slots.io.mergeStart        := cross.out(commands.io.mergeStart)
+  slots.io.queryStart        := cross.out(commands.io.queryStart)
   commands.io.slots          := slots.io.view
   commands.io.mergeDone      := cross.in(slots.io.mergeDone)
   commands.io.queryWord      := cross.in(slots.io.queryWord)
@@ -122,7 +116,7 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   scrub.io.enq.bits          := commands.io.scrubEnq.bits
   commands.io.scrubEnq.ready := scrub.io.enq.ready
   val dma = Module(new DmaWriter(CommandEngine.dmaAddrBits(p), CommandEngine.dmaLenBits(p)))
-  dma.io.start        := fromEngine(commands.io.dmaStart)
+  dma.io.start        := cross.out(commands.io.dmaStart)
   commands.io.dmaDone := cross.in(dma.io.done)
   h_axi <> dma.io.axi
   // the writer's stream: the command engine's beats (DMA harvests), or during CHUNK_COPY the copy engine's
@@ -134,7 +128,7 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   dma.io.strb               := Mux(copying, Fill(64, 1.U(1.W)), commands.io.dmaStrb)
   dma.io.end                := Mux(copying, copy.map(_.io.end).getOrElse(true.B), commands.io.dmaEnd)
   copy.foreach { c =>
-    c.io.start      := fromEngine(commands.io.copyStart)
+    c.io.start      := cross.out(commands.io.copyStart)
     c.io.data.ready := copying && dma.io.data.ready
   }
   commands.io.scrubFinish := cross.in(scrub.io.finish)
@@ -142,7 +136,7 @@ class CxlTrackCore(val p: CxlTrackParams) extends Module {
   // ------------------------------------------------------------------ events, in SEQ order within a cycle
   val sources =
     tab.invEvents ++ Seq(regs.io.errorEvent, slots.io.fullEvent) ++ slots.io.timeoutEvent ++
-      Seq(slots.io.mergeEvent, fromEngine(commands.io.scrubEvent))
+      Seq(slots.io.mergeEvent, cross.out(commands.io.scrubEvent))
   require(sources.length == p.eventPorts)
   for ((src, k) <- sources.zipWithIndex) evq.io.push(k) := src
   evq.io.pop  := regs.io.evqPop
