@@ -78,26 +78,18 @@ class DramHarvestBench(p: CxlTrackParams) extends Module {
   commands.io.scrubEnq.ready  := true.B
   commands.io.scrubFinish     := 0.U.asTypeOf(commands.io.scrubFinish)
 
-  val dma = Module(new DmaWriter(CommandEngine.dmaAddrBits(p), CommandEngine.dmaLenBits(p)))
-  dma.io.start.valid        := commands.io.dmaStart.valid && en
-  dma.io.start.bits         := commands.io.dmaStart.bits
-  dma.io.data.valid         := commands.io.dmaData.valid && en
+  val dma   = Module(new DmaWriter(CommandEngine.dmaAddrBits(p), CommandEngine.dmaLenBits(p)))
+  val cross = new EngineCrossing(en)
+  dma.io.start              := cross.out(commands.io.dmaStart)
+  dma.io.data.valid         := cross.out(commands.io.dmaData.valid)
   dma.io.data.bits          := commands.io.dmaData.bits
-  commands.io.dmaData.ready := dma.io.data.ready && en
+  commands.io.dmaData.ready := cross.out(dma.io.data.ready)
   // the list harvest's stream mode (docs/spec.md 5.4): levels of the engine's state, held while its clock is
   // (the writer announces beats already queued; they pass in the next enabled cycles)
-  dma.io.avail := commands.io.dmaAvail
-  dma.io.strb  := commands.io.dmaStrb
-  dma.io.end   := commands.io.dmaEnd
-  // the completion pulse, held until an enabled cycle
-  val doneHeld = RegInit(false.B)
-  val doneErr  = Reg(Bool())
-  when(dma.io.done.valid && !en) {
-    doneHeld := true.B
-    doneErr  := dma.io.done.bits
-  }.elsewhen(en)(doneHeld   := false.B)
-  commands.io.dmaDone.valid := dma.io.done.valid || doneHeld
-  commands.io.dmaDone.bits  := Mux(doneHeld, doneErr, dma.io.done.bits)
+  dma.io.avail        := commands.io.dmaAvail
+  dma.io.strb         := commands.io.dmaStrb
+  dma.io.end          := commands.io.dmaEnd
+  commands.io.dmaDone := cross.in(dma.io.done) // the completion pulse, held until an enabled cycle
   h_axi <> dma.io.axi
 }
 
