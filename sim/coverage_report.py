@@ -65,6 +65,8 @@ GOALS = (
         "datapath_block:copy_ar_waits",
         "datapath_block:copy_r_beat:during_decerr",
         "datapath_block:copy_beat_checked",
+        "datapath_block:read_checked",
+        "datapath_block:read_raced",
         "engine_block:CHUNK_COPY:DMA_ERROR",
         "burst_to_4k_boundary",
         "max_outstanding",
