@@ -565,7 +565,7 @@ class Bench:
         r = await self.axi.read(addr, LINE * beats, arid=self.rng.randrange(1 << self.id_bits))
         if watch is None:
             assert r.resp == AxiResp.DECERR and r.data == bytes(LINE * beats), f"read {addr:#x}: {r.resp}"
-            return r.data
+            return bytes(r.data)
         self.read_watches.remove(watch)
         assert r.resp == AxiResp.OKAY, f"read {addr:#x}: resp {r.resp}"
         for k in range(beats):
@@ -574,7 +574,7 @@ class Bench:
             allowed = watch.allowed[k] | {now}
             assert got in allowed, f"read {addr:#x}: line {k} is none of the {len(allowed)} values it may have"
             cover("datapath_block:read_checked" if len(allowed) == 1 else "datapath_block:read_raced")
-        return r.data
+        return bytes(r.data)
 
     def check(self) -> None:
         errs = self.ref.errors + self.checker.errors
@@ -671,7 +671,7 @@ async def decerr_ordering(dut: Any) -> None:
     await start(dut)
     b = Bench(dut, rng)
     b.backpressure(0.8)
-    ops = []
+    ops: list[Any] = []
     for _k in range(6):
         ops.append(cocotb.start_soon(b.read()))
         ops.append(cocotb.start_soon(b.write()))
