@@ -411,11 +411,7 @@ class ReadWatch:
     """An external read out: per line it reads, the values the line may return (see Bench.read)."""
 
     first: int
-    start: list[bytes]
-    allowed: list[set[bytes]] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.allowed = [{v} for v in self.start]
+    allowed: list[set[bytes]]
 
     def may_land(self, line: int, data: bytes) -> None:
         """A write of `data` from `line` on is in flight while the read is out."""
@@ -438,8 +434,7 @@ class Bench:
         self.copy = CopyReader(dut, rng, self.cap)
         self.model = bytearray(self.cap)
         self.version = [0] * (self.cap // LINE)
-        self.writing: set[int] = set()  # lines with an external write in flight
-        self.in_flight_data: dict[int, bytes] = {}  # their data, per line
+        self.writing: dict[int, bytes] = {}  # lines with an external write in flight: the data it writes there
         self.read_watches: list[ReadWatch] = []  # the external reads out
         self.running = True
         self.in_reset = False
@@ -525,20 +520,17 @@ class Bench:
         beats = beats or self.rng.choice([1, 1, 1, 2, 4])
         addr = self.address(beats) if addr is None else addr
         lines = set(range(addr // LINE, addr // LINE + beats))
-        if lines & self.writing:
+        if lines & self.writing.keys():
             return
-        self.writing |= lines
         data = self.rng.randbytes(LINE * beats)
-        if addr < self.cap:
-            for k in range(beats):
-                self.in_flight_data[addr // LINE + k] = data[LINE * k : LINE * (k + 1)]
-            for w in self.read_watches:
-                w.may_land(addr // LINE, data)
+        for k in range(beats):
+            self.writing[addr // LINE + k] = data[LINE * k : LINE * (k + 1)]
+        for w in self.read_watches:
+            w.may_land(addr // LINE, data)
         aid = self.rng.randrange(1 << self.id_bits)
         r = await self.axi.write(addr, data, awid=aid)
-        self.writing -= lines
         for line in lines:
-            self.in_flight_data.pop(line, None)
+            del self.writing[line]
         if addr >= self.cap:
             assert r.resp == AxiResp.DECERR, f"write {addr:#x}: resp {r.resp}, expected DECERR"
             return
@@ -550,16 +542,15 @@ class Bench:
         """One external read. Each line it returns must be the line as the model held it when the read was issued or
         when it ended, or the data of a write to the line that was in flight meanwhile (issued before the read and
         still going, or issued while the read was out): a CXL host cannot order a read and a write it has not seen
-        end. Lines of a write issued before the read are known as in flight from `writing`; their data is in
-        `in_flight_data`."""
+        end. The writes issued before the read and still going are in `writing`."""
         beats = beats or self.rng.choice([1, 1, 2, 4])
         addr = self.address(beats) if addr is None else addr
         watch = None
         if addr < self.cap:
             watch = ReadWatch(
-                addr // LINE, [bytes(self.model[addr + LINE * k : addr + LINE * (k + 1)]) for k in range(beats)]
+                addr // LINE, [{bytes(self.model[addr + LINE * k : addr + LINE * (k + 1)])} for k in range(beats)]
             )
-            for line, data in self.in_flight_data.items():
+            for line, data in self.writing.items():
                 watch.may_land(line, data)
             self.read_watches.append(watch)
         r = await self.axi.read(addr, LINE * beats, arid=self.rng.randrange(1 << self.id_bits))
@@ -703,7 +694,7 @@ async def read_racing_write(dut: Any) -> None:
     wr = cocotb.start_soon(b.write(addr, 1))
     got = await rd
     assert not wr.done(), "the write ended before the read: the race was not made"
-    new = b.in_flight_data[addr // LINE]
+    new = b.writing[addr // LINE]
     assert got == new != old, "the read did not return the racing write's data"
     await wr
     assert bytes(b.model[addr : addr + LINE]) == new
